@@ -1,0 +1,25 @@
+# flagos_add_plugin(<vendor> SOURCES ... [LIBS ...])
+# Builds plugins/<vendor>/libflagos_<vendor>.so against include/ only, with
+# exactly one exported symbol (flagos_plugin_get_api).
+set(FLAGOS_PLUGIN_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/flagos_plugin.map)
+
+function(flagos_add_plugin vendor)
+  cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES;LIBS" ${ARGN})
+  set(target flagos_${vendor})
+  if(NOT ARG_OUTPUT_DIR)
+    set(ARG_OUTPUT_DIR ${FLAGOS_OUT}/plugins/${vendor})
+  endif()
+  add_library(${target} SHARED ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE flagos_abi ${ARG_LIBS})
+  target_compile_definitions(${target} PRIVATE FLAGOS_BUILDING_PLUGIN=1)
+  set_target_properties(${target} PROPERTIES
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR})
+  target_link_options(${target} PRIVATE
+    "LINKER:--version-script=${FLAGOS_PLUGIN_VERSION_SCRIPT}"
+    "LINKER:-z,defs"
+    "-static-libstdc++" "-static-libgcc")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${FLAGOS_PLUGIN_VERSION_SCRIPT})
+endfunction()
