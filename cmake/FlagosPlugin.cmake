@@ -1,16 +1,22 @@
-# flagos_add_plugin(<vendor> SOURCES ... [LIBS ...])
+# flagos_add_plugin(<vendor> SOURCES ... [LIBS ...] [OUTPUT_DIR dir]
+#                   [ABI_INCLUDE_DIR dir] [TEST_ONLY])
 # Builds plugins/<vendor>/libflagos_<vendor>.so against include/ only, with
 # exactly one exported symbol (flagos_plugin_get_api).
 set(FLAGOS_PLUGIN_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/flagos_plugin.map)
 
 function(flagos_add_plugin vendor)
-  cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "TEST_ONLY" "OUTPUT_DIR;ABI_INCLUDE_DIR" "SOURCES;LIBS" ${ARGN})
   set(target flagos_${vendor})
   if(NOT ARG_OUTPUT_DIR)
     set(ARG_OUTPUT_DIR ${FLAGOS_OUT}/plugins/${vendor})
   endif()
   add_library(${target} SHARED ${ARG_SOURCES})
-  target_link_libraries(${target} PRIVATE flagos_abi ${ARG_LIBS})
+  if(ARG_ABI_INCLUDE_DIR)  # an older, frozen copy of include/ (ABI tests)
+    target_include_directories(${target} PRIVATE ${ARG_ABI_INCLUDE_DIR})
+  else()
+    target_link_libraries(${target} PRIVATE flagos_abi)
+  endif()
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS})
   target_compile_definitions(${target} PRIVATE FLAGOS_BUILDING_PLUGIN=1)
   set_target_properties(${target} PROPERTIES
     C_VISIBILITY_PRESET hidden
@@ -22,4 +28,7 @@ function(flagos_add_plugin vendor)
     "LINKER:-z,defs"
     "-static-libstdc++" "-static-libgcc")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${FLAGOS_PLUGIN_VERSION_SCRIPT})
+  if(NOT ARG_TEST_ONLY)
+    install(TARGETS ${target} LIBRARY DESTINATION torch_fl/plugins/${vendor})
+  endif()
 endfunction()

@@ -270,7 +270,10 @@ typedef struct flagos_plugin_api {
  * Called once per load, on any thread, before any other call. It must not
  * initialise the driver, spawn threads or touch devices. It returns
  * FLAGOS_ERROR_INCOMPATIBLE_ABI when it cannot serve host->abi_major, and
- * otherwise stores a pointer to its static table in *api. The plugin never
+ * otherwise stores a pointer to its static table in *api. On any failure it
+ * still stores its table in *api when it has one, so that the core can read
+ * last_error_message (e.g. "libvendor.so.1: cannot open shared object file"),
+ * or NULL when it has none. The plugin never
  * calls host services newer than host->abi_minor. It may be called again
  * (the core deduplicates loads; conformance tools do call it twice) and must
  * return the same table. */

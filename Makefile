@@ -1,0 +1,45 @@
+# The two commands: `make demo` and `make test`. Both set up what is missing
+# first (`make setup`), and are quick when nothing changed.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+APT_PACKAGES := g++ cmake ninja-build ccache catch2 libspdlog-dev libtomlplusplus-dev libboost-dev
+PY_PACKAGES := torch==2.13.0 scikit-build-core pybind11 pytest
+SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake core plugins include tools test/fake_plugins test/cpp test/abi -type f 2>/dev/null)
+STAMP := build/.stamps
+
+.PHONY: setup demo test test-cpp test-python clean
+
+setup: $(STAMP)/installed
+
+$(STAMP)/apt:
+	@mkdir -p $(STAMP)
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "[setup] installing Debian packages:" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
+$(STAMP)/venv: $(STAMP)/apt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "[setup] Python packages: $(PY_PACKAGES)"
+	@$(PY) -m pip install -q --disable-pip-version-check $(PY_PACKAGES)
+	@touch $@
+
+# Editable install: scikit-build-core builds into build/<wheel tag> (kept
+# between runs, with ccache, so rebuilds are incremental).
+$(STAMP)/installed: $(STAMP)/venv $(SOURCES)
+	@echo "[setup] building torch_fl (editable)"
+	@$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+	@touch $@
+
+demo: setup
+	@$(PY) tools/demo.py
+
+test: setup
+	@$(PY) test/run_all.py
+
+clean:
+	rm -rf build

@@ -1,0 +1,11 @@
+// Each concept binds itself into torch_fl._C.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace flagos::python {
+
+void bind_plugins(pybind11::module_& m);
+void bind_env(pybind11::module_& m);
+
+}  // namespace flagos::python

@@ -1,0 +1,13 @@
+// torch_fl._C: the Python face of the core. Thin: converts between Python
+// values and the runtime's types; flagos::Error becomes RuntimeError with the
+// same one-line message.
+#include "bindings.h"
+
+#include "flagos/abi.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "torch_fl core bindings";
+  m.attr("ABI_VERSION") = std::to_string(FLAGOS_ABI_MAJOR) + "." + std::to_string(FLAGOS_ABI_MINOR);
+  flagos::python::bind_plugins(m);
+  flagos::python::bind_env(m);
+}

@@ -1,0 +1,46 @@
+"""torch_fl: one PyTorch device, ``flagos``, on every accelerator plugin.
+
+Import sequence (each step one concern):
+  1. load the core (torch_fl._C, which links libtorch_fl_core.so);
+  2. activate one plugin: an explicit FLAGOS_PLUGIN, else an accelerator
+     plugin that finds a device, else the host plugin (one info line).
+
+``python -m torch_fl <verb>`` skips step 2: its verbs (conformance above all)
+must work when the configured plugin is the broken thing being examined.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from torch_fl import _C
+from torch_fl._plugins import entry_point_candidates
+
+__version__ = "0.1.0"
+ABI_VERSION: str = _C.ABI_VERSION
+
+
+def activate() -> dict:
+    """Selects and loads the process's plugin (once); returns plugin_info()."""
+    return dict(_C.activate(entry_point_candidates()))
+
+
+def plugin_info() -> dict:
+    """The active plugin: name, path, origin, ABI, device count, options."""
+    info = _C.active_plugin()
+    if info is None:
+        raise RuntimeError("[flagos] no plugin is active yet; call torch_fl.activate()")
+    return dict(info)
+
+
+def installed_plugins() -> list[dict]:
+    """Every plugin the core can see: plugin wheels, then the build directory."""
+    return list(_C.discover(entry_point_candidates()))
+
+
+# While `python -m torch_fl` locates its __main__, sys.argv[0] is "-m"
+# (documented interpreter behaviour): that is the CLI, which activates lazily.
+if sys.argv[:1] != ["-m"]:
+    activate()
+
+__all__ = ["ABI_VERSION", "activate", "plugin_info", "installed_plugins"]

@@ -1,0 +1,3 @@
+from torch_fl._cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,47 @@
+/*
+ * flagos/abi_sizes.h — the frozen sizes of every released layout.
+ *
+ * A reader uses these to decide which members a peer's struct holds: a
+ * plugin claiming minor M must present a table of at least the size recorded
+ * for M. The LP64 byte counts below are asserted at compile time, so editing
+ * a released struct (instead of appending) fails the build of everything that
+ * includes this header.
+ */
+#ifndef FLAGOS_ABI_SIZES_H_
+#define FLAGOS_ABI_SIZES_H_
+
+#include "flagos/plugin_api.h"
+#include "flagos/ext/kernels.h"
+#include "flagos/ext/testing.h"
+
+/* ABI 1.0 */
+#define FLAGOS_PLUGIN_API_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_plugin_api_t, event_elapsed_ms)
+#define FLAGOS_HOST_INFO_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_host_info_t, option_values)
+#define FLAGOS_DEVICE_PROPERTIES_SIZE_1_0 \
+  FLAGOS_STRUCT_SIZE(flagos_device_properties_t, reserved0)
+#define FLAGOS_EXTENSION_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_extension_t, next)
+#define FLAGOS_TENSOR_DESC_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_tensor_desc_t, strides)
+#define FLAGOS_KERNEL_CALL_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_kernel_call_t, args)
+#define FLAGOS_KERNEL_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_kernel_t, run)
+#define FLAGOS_KERNELS_EXT_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_kernels_ext_t, kernels)
+#define FLAGOS_TESTING_EXT_SIZE_1_0 \
+  FLAGOS_STRUCT_SIZE(flagos_testing_ext_t, stream_enqueue_delay)
+
+/* Smallest plugin table accepted for a claimed minor (index = minor). */
+#define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
+
+#if defined(__LP64__) || defined(_LP64)
+FLAGOS_ABI_ASSERT(FLAGOS_PLUGIN_API_SIZE_1_0 == 280, plugin_api_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_HOST_INFO_SIZE_1_0 == 56, host_info_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_DEVICE_PROPERTIES_SIZE_1_0 == 408, device_properties_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_EXTENSION_SIZE_1_0 == 24, extension_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_TENSOR_DESC_SIZE_1_0 == 56, tensor_desc_1_0);
+FLAGOS_ABI_ASSERT(sizeof(flagos_kernel_arg_t) == 24, kernel_arg_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_KERNEL_CALL_SIZE_1_0 == 40, kernel_call_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_KERNEL_SIZE_1_0 == 24, kernel_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_KERNELS_EXT_SIZE_1_0 == 40, kernels_ext_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_TESTING_EXT_SIZE_1_0 == 32, testing_ext_1_0);
+FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
+#endif
+
+#endif /* FLAGOS_ABI_SIZES_H_ */

@@ -1,0 +1,16 @@
+/*
+ * flagos/flagos.h — everything a plugin or a host needs, in one include.
+ * A plugin defines FLAGOS_BUILDING_PLUGIN before including it to get the
+ * exported declaration of the entry symbol.
+ */
+#ifndef FLAGOS_FLAGOS_H_
+#define FLAGOS_FLAGOS_H_
+
+#include "flagos/abi.h"
+#include "flagos/device.h"
+#include "flagos/plugin_api.h"
+#include "flagos/ext/kernels.h"
+#include "flagos/ext/testing.h"
+#include "flagos/abi_sizes.h"
+
+#endif /* FLAGOS_FLAGOS_H_ */

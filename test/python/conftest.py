@@ -1,0 +1,73 @@
+"""Shared fixtures: every torch-level behaviour is checked in a fresh
+subprocess (a real `import torch_fl` under a crafted environment), since the
+plugin choice is made once per process."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _clean_env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_")}
+    env.update(extra or {})
+    return env
+
+
+def run_python(code: str, env: dict[str, str] | None = None, args: list[str] | None = None,
+               check: bool = False) -> subprocess.CompletedProcess:
+    """Runs `code` (or `-m ...` when args are given) in a fresh interpreter."""
+    cmd = [sys.executable] + (args if args is not None else ["-c", textwrap.dedent(code)])
+    proc = subprocess.run(cmd, env=_clean_env(env), capture_output=True, text=True, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def flagos_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("[flagos]")]
+
+
+@pytest.fixture(scope="session")
+def test_plugin_dir() -> Path:
+    dirs = glob.glob(str(ROOT / "build" / "*" / "out" / "test_plugins"))
+    if not dirs:
+        pytest.fail("fake plugins not built: run `make setup`")
+    return Path(max(dirs, key=os.path.getmtime))
+
+
+@pytest.fixture(scope="session")
+def fake_plugin(test_plugin_dir):
+    def path(mode: str) -> str:
+        p = test_plugin_dir / f"fake_{mode}" / f"libflagos_fake_{mode}.so"
+        assert p.exists(), p
+        return str(p)
+
+    return path
+
+
+@pytest.fixture
+def entry_point_plugin(tmp_path):
+    """Installs a throwaway 'plugin wheel' advertising `name` -> `library` via
+    the torch_fl.plugins entry-point group; returns the env that makes it visible."""
+
+    def install(name: str, library: str) -> dict[str, str]:
+        pkg = tmp_path / f"fakewheel_{name}"
+        pkg.mkdir()
+        (pkg / "__init__.py").write_text(f"def library_path():\n    return {library!r}\n")
+        dist = tmp_path / f"fakewheel_{name}-1.0.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fakewheel-{name}\nVersion: 1.0\n")
+        (dist / "entry_points.txt").write_text(
+            f"[torch_fl.plugins]\n{name} = fakewheel_{name}:library_path\n")
+        return {"PYTHONPATH": str(tmp_path)}
+
+    return install
