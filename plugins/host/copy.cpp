@@ -1,0 +1,101 @@
+#include "copy.h"
+
+#include <cstring>
+
+#include "errors.h"
+#include "flagos/plugin_api.h"
+
+namespace flagos_host {
+namespace {
+
+// Pageable sources up to this size are staged so the call can return at once;
+// larger ones are copied synchronously rather than doubling their footprint.
+constexpr uint64_t kMaxStagingBytes = uint64_t{64} << 20;
+
+bool range_fits(const Block& b, const void* ptr, uint64_t size) {
+  uint64_t offset = static_cast<const uint8_t*>(ptr) - b.addr;
+  return size <= b.size - offset;
+}
+
+}  // namespace
+
+flagos_status_t check_kind(const char* fn, int32_t kind) {
+  if (kind >= FLAGOS_MEMCPY_HOST_TO_HOST && kind <= FLAGOS_MEMCPY_DEVICE_TO_DEVICE)
+    return FLAGOS_SUCCESS;
+  return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: copy kind %d is not a FLAGOS_MEMCPY_* value", fn,
+              kind);
+}
+
+flagos_status_t resolve_device(const char* fn, const char* what, const void* ptr, uint64_t size,
+                               int32_t device, Endpoint* out) {
+  std::shared_ptr<Block> b = find_block(ptr);
+  if (!b || b->kind != BlockKind::kDevice)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %s %p is not inside a live device allocation",
+                fn, what, ptr);
+  if (device >= 0 && b->device != device)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %s %p is memory of device %d, not device %d",
+                fn, what, ptr, b->device, device);
+  if (!range_fits(*b, ptr, size))
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT,
+                "%s: %s range [%p, +%llu) runs past the end of its %llu-byte allocation at %p", fn,
+                what, ptr, (unsigned long long)size, (unsigned long long)b->size, (void*)b->addr);
+  out->addr = b->translate(ptr);
+  out->block = std::move(b);
+  return FLAGOS_SUCCESS;
+}
+
+flagos_status_t resolve_host(const char* fn, const char* what, const void* ptr, uint64_t size,
+                             Endpoint* out) {
+  if (ptr == nullptr) return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+  std::shared_ptr<Block> b = find_block(ptr);
+  if (b && b->kind == BlockKind::kDevice)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT,
+                "%s: %s %p is memory of device %d, but the copy kind says host memory", fn, what,
+                ptr, b->device);
+  out->addr = static_cast<uint8_t*>(const_cast<void*>(ptr));
+  // Only a range wholly inside a host_alloc block gets the pinned (async) path.
+  if (b && range_fits(*b, ptr, size)) out->block = std::move(b);
+  return FLAGOS_SUCCESS;
+}
+
+flagos_status_t resolve_copy(const char* fn, void* dst, const void* src, uint64_t size,
+                             int32_t kind, int32_t device, Endpoint* d, Endpoint* s) {
+  bool dst_dev = kind == FLAGOS_MEMCPY_HOST_TO_DEVICE || kind == FLAGOS_MEMCPY_DEVICE_TO_DEVICE;
+  bool src_dev = kind == FLAGOS_MEMCPY_DEVICE_TO_HOST || kind == FLAGOS_MEMCPY_DEVICE_TO_DEVICE;
+  flagos_status_t st = check_kind(fn, kind);
+  if (st != FLAGOS_SUCCESS) return st;
+  st = dst_dev ? resolve_device(fn, "dst", dst, size, device, d)
+                               : resolve_host(fn, "dst", dst, size, d);
+  if (st != FLAGOS_SUCCESS) return st;
+  st = src_dev ? resolve_device(fn, "src", src, size, device, s)
+               : resolve_host(fn, "src", src, size, s);
+  if (st != FLAGOS_SUCCESS) return st;
+  if (dst_dev && src_dev && d->block->device != s->block->device)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT,
+                "%s: DEVICE_TO_DEVICE between device %d and device %d; use memcpy_peer_async", fn,
+                s->block->device, d->block->device);
+  return FLAGOS_SUCCESS;
+}
+
+flagos_status_t enqueue_copy(const char* fn, Stream& stream, const Endpoint& dst,
+                             const Endpoint& src, uint64_t size, bool wait) {
+  // A pageable destination must be written before we return.
+  wait = wait || dst.pageable() || (src.pageable() && size > kMaxStagingBytes);
+  std::shared_ptr<uint8_t[]> staging;
+  const uint8_t* from = src.addr;
+  if (src.pageable() && !wait) {  // the caller may reuse its buffer at once
+    staging.reset(new uint8_t[size]);
+    std::memcpy(staging.get(), src.addr, size);
+    from = staging.get();
+  }
+  Task task = [dst, src, staging, from, size] {
+    std::memmove(dst.addr, from, size);
+    return FLAGOS_SUCCESS;
+  };
+  uint64_t ticket = 0;
+  flagos_status_t st = stream.enqueue(fn, std::move(task), &ticket);
+  if (st != FLAGOS_SUCCESS || !wait) return st;
+  return stream.wait(fn, ticket);
+}
+
+}  // namespace flagos_host

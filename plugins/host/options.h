@@ -1,0 +1,34 @@
+// Plugin options from the handshake (FLAGOS_PLUGIN_OPTIONS or a test harness).
+#pragma once
+
+#include <cstdint>
+
+#include "flagos/plugin_api.h"
+
+namespace flagos_host {
+
+// Devices are kept in fixed static arrays, so the count has a ceiling.
+constexpr int32_t kMaxDevices = 256;
+
+struct Options {
+  int32_t devices = 2;           // "devices": how many devices to expose (0 allowed)
+  bool strict = false;           // "strict": device memory PROT_NONE to the host
+  uint64_t capacity_bytes = 0;   // "memory_mb": per-device capacity
+
+  bool operator==(const Options& o) const {
+    return devices == o.devices && strict == o.strict && capacity_bytes == o.capacity_bytes;
+  }
+};
+
+// Options with every key at its default (capacity: half the physical RAM).
+Options default_options();
+
+// Reads the option keys/values of `host` (unknown keys ignored). On a bad
+// value sets the last error (naming `fn`) and returns INVALID_ARGUMENT.
+flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Options* out);
+
+// The options in force: fixed by the first successful entry call.
+const Options& options();
+void set_options(const Options& opts);
+
+}  // namespace flagos_host

@@ -1,0 +1,68 @@
+// A stream: an in-order FIFO of tasks run by its own worker thread. The worker
+// starts at the first enqueue (never at the handshake, so a process can load
+// the plugin and fork), is detached, and holds a reference to its stream, so a
+// destroyed stream finishes its pending work before it is released.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "flagos/abi.h"
+
+namespace flagos_host {
+
+// A unit of stream work. A failing task reports through errors.h `fail()`;
+// its status becomes the stream's sticky error.
+using Task = std::function<flagos_status_t()>;
+
+class Stream : public std::enable_shared_from_this<Stream> {
+ public:
+  Stream(int32_t device, int32_t priority, bool is_default)
+      : device_(device), priority_(priority), is_default_(is_default) {}
+
+  int32_t device() const { return device_; }
+  int32_t priority() const { return priority_; }
+  bool is_default() const { return is_default_; }
+
+  // Appends `task`; *ticket (if given) identifies it for wait(). Never blocks
+  // on the work itself.
+  flagos_status_t enqueue(const char* fn, Task task, uint64_t* ticket = nullptr);
+  // Blocks until the task `ticket` and everything before it finished; then
+  // reports the sticky error, if any.
+  flagos_status_t wait(const char* fn, uint64_t ticket);
+  // wait() for everything enqueued so far.
+  flagos_status_t synchronize(const char* fn);
+  // NOT_READY while work is pending, else the sticky error or SUCCESS.
+  flagos_status_t query(const char* fn);
+  // The sticky error status without touching the last-error message.
+  flagos_status_t error_status();
+  // No more work will come: the worker drains the queue and lets go.
+  void close();
+
+ private:
+  flagos_status_t start_worker(const char* fn);  // with mu_ held
+  flagos_status_t report(const char* fn);        // with mu_ held
+  void run();                                    // the worker loop
+
+  const int32_t device_;
+  const int32_t priority_;  // stored; the host has no way to prefer a stream
+  const bool is_default_;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // worker: queue changed or closing
+  std::condition_variable done_cv_;  // waiters: completed_ grew
+  std::deque<Task> queue_;
+  uint64_t enqueued_ = 0;
+  uint64_t completed_ = 0;
+  bool worker_started_ = false;
+  bool closing_ = false;
+  flagos_status_t error_ = FLAGOS_SUCCESS;  // first failure, sticky
+  std::string error_message_;
+};
+
+}  // namespace flagos_host

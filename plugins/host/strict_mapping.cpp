@@ -1,0 +1,40 @@
+#include "strict_mapping.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace flagos_host {
+
+bool strict_map(size_t length, StrictMapping* out, int* error) {
+  int fd = memfd_create("flagos-host-device", MFD_CLOEXEC);
+  if (fd < 0) {
+    *error = errno;
+    return false;
+  }
+  void* device = MAP_FAILED;
+  void* alias = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(length)) == 0) {
+    device = mmap(nullptr, length, PROT_NONE, MAP_SHARED, fd, 0);
+    if (device != MAP_FAILED)
+      alias = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  *error = errno;
+  close(fd);  // the mappings keep the memory alive; no fd per allocation
+  if (alias == MAP_FAILED) {
+    if (device != MAP_FAILED) munmap(device, length);
+    return false;
+  }
+  out->device = device;
+  out->alias = alias;
+  out->length = length;
+  return true;
+}
+
+void strict_unmap(const StrictMapping& m) {
+  munmap(m.device, m.length);
+  munmap(m.alias, m.length);
+}
+
+}  // namespace flagos_host
