@@ -2,18 +2,21 @@
 
 Import sequence (each step one concern):
   1. load the core (torch_fl._C, which links libtorch_fl_core.so);
-  2. activate one plugin: an explicit FLAGOS_PLUGIN, else an accelerator
-     plugin that finds a device, else the host plugin (one info line).
+  2. scan the environment once (torch_fl._env): one [flagos] line per unknown
+     FLAGOS_* name and per set runtime variable whose value does not parse;
+  3. activate one plugin: an explicit FLAGOS_PLUGIN, else an accelerator
+     plugin that finds a device, else the host plugin (one info line);
+  4. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor).
 
-``python -m torch_fl <verb>`` skips step 2: its verbs (conformance above all)
-must work when the configured plugin is the broken thing being examined.
+``python -m torch_fl <verb>`` skips steps 3-4: its verbs (conformance above
+all) must work when the configured plugin is the broken thing being examined.
 """
 
 from __future__ import annotations
 
 import sys
 
-from torch_fl import _C
+from torch_fl import _C, _env, _vendor
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -40,7 +43,8 @@ def installed_plugins() -> list[dict]:
 
 # While `python -m torch_fl` locates its __main__, sys.argv[0] is "-m"
 # (documented interpreter behaviour): that is the CLI, which activates lazily.
+_env.check_environment()
 if sys.argv[:1] != ["-m"]:
-    activate()
+    _vendor.configure(activate()["name"])
 
 __all__ = ["ABI_VERSION", "activate", "plugin_info", "installed_plugins"]

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "diag/log.h"
@@ -24,10 +26,35 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
+std::vector<std::string> split_commas(std::string_view text) {
+  std::vector<std::string> items;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string item = trim(text.substr(0, comma));
+    if (!item.empty()) items.push_back(std::move(item));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+  return items;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : std::string(sep)) + item;
+  return out;
+}
+
 const Variable& declared(std::string_view name) {
   const Variable* v = find(name);
   if (!v) throw Error("internal: read of undeclared variable " + std::string(name));
   return *v;
+}
+
+const Variable& declared_as(std::string_view name, std::initializer_list<Type> types) {
+  const Variable& var = declared(name);
+  if (std::find(types.begin(), types.end(), var.type) == types.end())
+    throw Error("internal: " + std::string(name) + " is a " + std::string(type_name(var.type)) +
+                " variable, read with the wrong getter");
+  return var;
 }
 
 std::optional<bool> parse_bool(std::string_view text) {
@@ -37,30 +64,47 @@ std::optional<bool> parse_bool(std::string_view text) {
   return std::nullopt;
 }
 
-void report_bad_value(const Variable& var, const std::string& value, std::string_view expected) {
-  std::string def = var.default_value.empty() ? "unset" : std::string(var.default_value);
-  diag::warn_once(std::string(var.name) + "=" + value,
-                  std::string(var.name) + "='" + value + "' is not " + std::string(expected) +
-                      "; using the default (" + def + ")");
+std::string describe_default(const Variable& var) {
+  if (var.default_value.empty()) return "unset";
+  if (var.type == Type::Bool) return parse_bool(var.default_value).value_or(false) ? "on" : "off";
+  return std::string(var.default_value);
 }
 
-}  // namespace
+void report_bad_value(const Variable& var, const std::string& value, std::string_view expected) {
+  diag::warn_once(std::string(var.name) + "=" + value,
+                  std::string(var.name) + "='" + value + "' is not " + std::string(expected) +
+                      "; using the default (" + describe_default(var) + ")");
+}
 
-const Variable* find(std::string_view name) {
-  for (const Variable& v : variables())
+template <typename T>
+const T* find_in(const std::vector<T>& table, std::string_view name) {
+  for (const T& v : table)
     if (v.name == name) return &v;
   return nullptr;
 }
 
+}  // namespace
+
+const Variable* find(std::string_view name) { return find_in(variables(), name); }
+const Foreign* find_foreign(std::string_view name) { return find_in(foreign(), name); }
+const Retired* find_retired(std::string_view name) { return find_in(retired(), name); }
+
+const Family* find_family(std::string_view name) {
+  for (const Family& f : families())
+    if (name.size() > f.prefix.size() && name.substr(0, f.prefix.size()) == f.prefix) return &f;
+  return nullptr;
+}
+
 std::optional<std::string> raw(std::string_view name) {
-  const Variable& var = declared(name);
-  const char* value = std::getenv(std::string(var.name).c_str());
+  if (!find(name) && !find_family(name))
+    throw Error("internal: read of undeclared variable " + std::string(name));
+  const char* value = std::getenv(std::string(name).c_str());
   if (!value || !*value) return std::nullopt;
   return std::string(value);
 }
 
 bool get_bool(std::string_view name) {
-  const Variable& var = declared(name);
+  const Variable& var = declared_as(name, {Type::Bool});
   const bool fallback = parse_bool(var.default_value).value_or(false);
   auto value = raw(name);
   if (!value) return fallback;
@@ -69,50 +113,91 @@ bool get_bool(std::string_view name) {
   return fallback;
 }
 
-std::int64_t get_int(std::string_view name) {
-  const Variable& var = declared(name);
-  const std::int64_t fallback =
-      var.default_value.empty() ? 0 : std::strtoll(std::string(var.default_value).c_str(), nullptr, 10);
+std::optional<std::int64_t> get_int_opt(std::string_view name) {
+  const Variable& var = declared_as(name, {Type::Int});
+  std::optional<std::int64_t> fallback;
+  if (!var.default_value.empty())
+    fallback = std::strtoll(std::string(var.default_value).c_str(), nullptr, 10);
   auto value = raw(name);
   if (!value) return fallback;
   const std::string text = trim(*value);
   char* end = nullptr;
+  errno = 0;
   const long long parsed = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') {
+  if (text.empty() || *end != '\0' || errno == ERANGE) {
     report_bad_value(var, *value, "an integer");
     return fallback;
   }
   return parsed;
 }
 
+std::int64_t get_int(std::string_view name) { return get_int_opt(name).value_or(0); }
+
+std::optional<double> get_float_opt(std::string_view name) {
+  const Variable& var = declared_as(name, {Type::Float});
+  std::optional<double> fallback;
+  if (!var.default_value.empty()) fallback = std::strtod(std::string(var.default_value).c_str(), nullptr);
+  auto value = raw(name);
+  if (!value) return fallback;
+  const std::string text = trim(*value);
+  char* end = nullptr;
+  errno = 0;
+  const double parsed = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed)) {
+    report_bad_value(var, *value, "a number");
+    return fallback;
+  }
+  return parsed;
+}
+
+double get_float(std::string_view name) { return get_float_opt(name).value_or(0.0); }
+
 std::string get_string(std::string_view name) {
-  const Variable& var = declared(name);
+  const Variable& var = declared_as(name, {Type::String, Type::Path, Type::Enum});
   auto value = raw(name);
   if (!value) return std::string(var.default_value);
   if (var.type != Type::Enum) return *value;
   const std::string v = lower(trim(*value));
-  std::string_view choices = var.choices;
-  while (!choices.empty()) {
-    const size_t comma = choices.find(',');
-    if (choices.substr(0, comma) == v) return v;
-    choices = comma == std::string_view::npos ? std::string_view{} : choices.substr(comma + 1);
-  }
-  report_bad_value(var, *value, "one of " + std::string(var.choices));
+  const std::vector<std::string> choices = split_commas(var.choices);
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
+  report_bad_value(var, *value, "one of " + join(choices, ", "));
   return std::string(var.default_value);
 }
 
 std::vector<std::string> get_list(std::string_view name) {
-  const Variable& var = declared(name);
+  const Variable& var = declared_as(name, {Type::List});
   auto value = raw(name);
-  std::string_view text = value ? std::string_view(*value) : var.default_value;
-  std::vector<std::string> items;
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    std::string item = trim(text.substr(0, comma));
-    if (!item.empty()) items.push_back(std::move(item));
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  std::vector<std::string> items = split_commas(value ? std::string_view(*value) : var.default_value);
+  if (var.choices.empty()) return items;
+  const std::vector<std::string> choices = split_commas(var.choices);
+  std::vector<std::string> known;
+  for (std::string& item : items) {
+    const std::string v = lower(item);
+    if (std::find(choices.begin(), choices.end(), v) != choices.end()) {
+      if (std::find(known.begin(), known.end(), v) == known.end()) known.push_back(v);
+    } else {
+      diag::warn_once(std::string(var.name) + " entry " + item,
+                      std::string(var.name) + " entry '" + item + "' names none of " +
+                          join(choices, ", ") + "; ignoring it");
+    }
   }
-  return items;
+  return known;
+}
+
+void validate_runtime_environment() {
+  for (const Variable& var : variables()) {
+    if (var.scope != Scope::Runtime && var.scope != Scope::BuildAndRuntime) continue;
+    if (!raw(var.name)) continue;
+    switch (var.type) {
+      case Type::Bool: get_bool(var.name); break;
+      case Type::Int: get_int(var.name); break;
+      case Type::Float: get_float(var.name); break;
+      case Type::List: get_list(var.name); break;
+      case Type::Enum: get_string(var.name); break;
+      case Type::Path:
+      case Type::String: break;
+    }
+  }
 }
 
 std::string_view scope_name(Scope scope) {
@@ -135,6 +220,14 @@ std::string_view type_name(Type type) {
     case Type::Path: return "path";
     case Type::List: return "list";
     case Type::String: return "string";
+  }
+  return "?";
+}
+
+std::string_view direction_name(Direction direction) {
+  switch (direction) {
+    case Direction::SetIfUnset: return "set-if-unset";
+    case Direction::Read: return "read";
   }
   return "?";
 }
