@@ -25,25 +25,25 @@ const std::vector<Variable>& variables() {
        "tsingmicro, dcu, gcu, musa, or bpu. Read by setup.py alone — the wheel records "
        "it in _build_config.py, and that record, not a re-export, is what every "
        "run-time reader consults",
-       "build", "build wiring (tools/build_config holds the rule; CMake does not call it yet)"},
+       "build", "build switches (the build does not read it yet)"},
       {"FLAGOS_BUILD_VENDOR", Scope::Build, Type::Bool, "1", "ON, OFF on metax", "",
        "Compile the accelerator vendor's native kernels (a no-op where the vendor "
        "ships none: cuda, dcu, ppu, bpu). TsingMicro builds its host-draw RNG kernels "
        "here and pins the switch ON: register.cc claims those symbols unconditionally. "
        "MetaX defaults OFF because its native path is retired — that platform's "
        "accelerated ops are its FlagGems routes, with the rest on cpu_fallback",
-       "build", "build wiring (tools/build_config holds the rule; CMake does not call it yet)"},
+       "build", "build switches (the build does not read it yet)"},
       {"FLAGOS_BUILD_FLAGGEMS", Scope::Build, Type::Bool, "1", "ON, OFF on bpu", "",
        "Compile the FlagGems Python kernel wrappers (calls into Python, no C++ "
        "linking). Set OFF for a runtime-only build with no FlagGems routes (bpu)",
-       "build", "build wiring (tools/build_config holds the rule; CMake does not call it yet)"},
+       "build", "build switches (the build does not read it yet)"},
       {"FLAGOS_BUILD_BOXING", Scope::Build, Type::Bool, "0", "OFF", "",
        "Compile the generated CUDA boxing kernels, the CUDA-ABI vendor path. OFF on "
        "every platform by default: the default wheel is FlagGems-primary (routed ops "
        "go to FlagGems, the rest to cpu_fallback) and depends on no vendor torch "
        "package. Set FLAGOS_BUILD_BOXING=1 (or -DFLAGOS_BUILD_BOXING=ON) to build a "
        "boxing wheel that reuses the vendor's CUDA-ABI kernels",
-       "build", "build wiring (tools/build_config holds the rule; CMake does not call it yet)"},
+       "build", "build switches (the build does not read it yet)"},
       {"FLAGOS_BUILD_FLAGGEMS_CPP", Scope::Build, Type::Bool, "1", "ON on cuda, off elsewhere", "",
        "Compile the FlagGems C++ wrapper, which links liboperators.so. Defaults OFF "
        "outside cuda because that library has to be built for the vendor's own toolkit "
@@ -51,15 +51,15 @@ const std::vector<Variable>& variables() {
        "(MetaX's MACA build is the case). Pinned OFF for dcu, musa and bpu, where no "
        "such library exists at all; tsingmicro defaults OFF for the same reason and "
        "does not pin it",
-       "build", "build wiring (tools/build_config holds the rule; CMake does not call it yet)"},
+       "build", "build switches (the build does not read it yet)"},
       {"FLAGOS_BUILD_TILEOPS", Scope::Build, Type::Bool, "1", "ON on cuda, OFF elsewhere", "",
        "Compile the TileOps kernel wrappers, which are TileLang on SM90 NVIDIA parts "
        "only",
-       "build", "build wiring (tools/build_config holds the rule; CMake does not call it yet)"},
+       "build", "build switches (the build does not read it yet)"},
       {"FLAGOS_BUILD_JOBS", Scope::Build, Type::Int, "", "System CPU count", "",
        "Parallel jobs for the CMake build. MAX_JOBS and CMAKE_BUILD_PARALLEL_LEVEL are "
        "honoured as lower-priority fallbacks",
-       "build", "build wiring (tools/build_config holds the rule; CMake does not call it yet)"},
+       "build", "build switches (the build does not read it yet)"},
       {"FLAGOS_WHEEL_LOCAL", Scope::Build, Type::String, "", "The platform's wheel_local from cmake/flagos_platforms.json", "",
        "Local version label for the wheel — the SDK it was built against, spelled as "
        "the vendor's own wheels spell it (2.10.0+cuda13.3, 2.10.0+dtk2604, "
