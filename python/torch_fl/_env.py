@@ -103,15 +103,17 @@ def unknown_names(environ: Mapping[str, str] | None = None) -> list[tuple[str, s
     declared, nor retired, nor an FLAGOS_OP_<op>. The suggestion is the closest
     declared name; a near-miss of a retired name points at its successor."""
     environ = os.environ if environ is None else environ
-    candidates = list(VARIABLES) + [n for n in RETIRED if n.startswith(PREFIX)]
+    # Compared without the shared FLAGOS_ prefix, which would otherwise make
+    # every name look close to every other.
+    candidates = [n[len(PREFIX):] for n in list(VARIABLES) + list(RETIRED) if n.startswith(PREFIX)]
     found = []
     for name in sorted(environ):
         if not name.startswith(PREFIX) or name in VARIABLES or name in RETIRED or family_of(name):
             continue
-        close = difflib.get_close_matches(name, candidates, n=1)
+        close = difflib.get_close_matches(name[len(PREFIX):], candidates, n=1)
         suggestion = None
         if close:
-            suggestion = close[0]
+            suggestion = PREFIX + close[0]
             if suggestion in RETIRED:
                 suggestion = RETIRED[suggestion].successor or None
         found.append((name, suggestion))
