@@ -176,7 +176,8 @@ typedef struct flagos_plugin_api {
    * it when the call returns (an H2D source may be reused at once; a D2H
    * destination is written before return — the call is then synchronous).
    * Device pointers must belong to the stream's device (use memcpy_peer_async
-   * across devices). */
+   * across devices). size == 0 succeeds without touching either pointer
+   * (both may be NULL; the stream must still be valid). */
   flagos_status_t (*memcpy_async)(void* dst, const void* src, uint64_t size,
                                   int32_t kind, flagos_stream_t stream);
 
@@ -184,12 +185,14 @@ typedef struct flagos_plugin_api {
    * copy between two devices on `stream` (a stream of dst_device). The copy is
    * ordered after prior work on `stream` only; the caller orders it against
    * the source device's streams with events. Works without
-   * FLAGOS_CAP_PEER_ACCESS too, possibly staged through the host. */
+   * FLAGOS_CAP_PEER_ACCESS too, possibly staged through the host. size == 0
+   * succeeds without touching either pointer. */
   flagos_status_t (*memcpy_peer_async)(void* dst, flagos_device_t dst_device,
                                        const void* src, flagos_device_t src_device,
                                        uint64_t size, flagos_stream_t stream);
 
-  /* [required] Enqueues: set `size` bytes at device pointer `dst` to `value`. */
+  /* [required] Enqueues: set `size` bytes at device pointer `dst` to `value`.
+   * size == 0 succeeds without touching `dst` (which may be NULL). */
   flagos_status_t (*memset_async)(void* dst, uint8_t value, uint64_t size,
                                   flagos_stream_t stream);
 
@@ -274,9 +277,12 @@ typedef struct flagos_plugin_api {
  * still stores its table in *api when it has one, so that the core can read
  * last_error_message (e.g. "libvendor.so.1: cannot open shared object file"),
  * or NULL when it has none. The plugin never
- * calls host services newer than host->abi_minor. It may be called again
- * (the core deduplicates loads; conformance tools do call it twice) and must
- * return the same table. */
+ * calls host services newer than host->abi_minor. NULL `host` or `api`
+ * returns FLAGOS_ERROR_INVALID_ARGUMENT. Options are fixed by the first
+ * successful call (they may decide the device set, which is stable for the
+ * process): a later call with the same options returns the same table, one
+ * with different options FLAGOS_ERROR_INVALID_STATE. The core calls the entry
+ * once per library; conformance tools call it repeatedly. */
 #define FLAGOS_PLUGIN_ENTRY_SYMBOL "flagos_plugin_get_api"
 
 typedef flagos_status_t (*flagos_plugin_get_api_fn)(const flagos_host_info_t* host,
