@@ -1,0 +1,10 @@
+"""Build configuration for torch_fl (spec/environment-variables.txt, "Build
+switches"; DESIGN.md, "Build record"). Importable without torch and without a
+build: CMake runs ``python -m tools.build_config write`` at configure time."""
+
+from tools.build_config.resolve import (ACCELERATORS, BUILD_SWITCHES, KERNEL_SWITCHES,
+                                        PRERELEASE_RE, BuildConfigError, Resolved,
+                                        load_platforms, parse_bool, resolve)
+
+__all__ = ["ACCELERATORS", "BUILD_SWITCHES", "KERNEL_SWITCHES", "PRERELEASE_RE",
+           "BuildConfigError", "Resolved", "load_platforms", "parse_bool", "resolve"]
