@@ -8,6 +8,10 @@ Import sequence (each step one concern):
      plugin that finds a device, else the host plugin (one info line);
   4. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor).
 
+What the build used (accelerator, kernel sets, versions) is read from the
+build record, torch_fl/_build_config.py, written at build time; see
+build_config(). The import sequence does not re-read any build variable.
+
 ``python -m torch_fl <verb>`` skips steps 3-4: its verbs (conformance above
 all) must work when the configured plugin is the broken thing being examined.
 """
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-from torch_fl import _C, _env, _vendor
+from torch_fl import _C, _build_config_reader, _env, _vendor
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -41,10 +45,20 @@ def installed_plugins() -> list[dict]:
     return list(_C.discover(entry_point_candidates()))
 
 
+def build_config() -> dict:
+    """The build record (ACCELERATOR, KERNELS, JOBS, WHEEL_VERSION, VERSIONS, ...)
+    merged with the active plugin's info under "PLUGIN" (None while no plugin
+    is active, e.g. under `python -m torch_fl` before a verb activates one)."""
+    config = _build_config_reader.record()
+    plugin = _C.active_plugin()
+    config["PLUGIN"] = None if plugin is None else dict(plugin)
+    return config
+
+
 # While `python -m torch_fl` locates its __main__, sys.argv[0] is "-m"
 # (documented interpreter behaviour): that is the CLI, which activates lazily.
 _env.check_environment()
 if sys.argv[:1] != ["-m"]:
     _vendor.configure(activate()["name"])
 
-__all__ = ["ABI_VERSION", "activate", "plugin_info", "installed_plugins"]
+__all__ = ["ABI_VERSION", "activate", "plugin_info", "installed_plugins", "build_config"]
