@@ -25,25 +25,29 @@ const std::vector<Variable>& variables() {
        "tsingmicro, dcu, gcu, musa, or bpu. Read by setup.py alone — the wheel records "
        "it in _build_config.py, and that record, not a re-export, is what every "
        "run-time reader consults",
-       "build", "build switches (the build does not read it yet)"},
+       "build",
+       "vendor plugins"
+       " (the build validates it and records it in _build_config.py; no accelerator plugin exists to build yet)"},
       {"FLAGOS_BUILD_VENDOR", Scope::Build, Type::Bool, "1", "ON, OFF on metax", "",
        "Compile the accelerator vendor's native kernels (a no-op where the vendor "
        "ships none: cuda, dcu, ppu, bpu). TsingMicro builds its host-draw RNG kernels "
        "here and pins the switch ON: register.cc claims those symbols unconditionally. "
        "MetaX defaults OFF because its native path is retired — that platform's "
        "accelerated ops are its FlagGems routes, with the rest on cpu_fallback",
-       "build", "build switches (the build does not read it yet)"},
+       "build",
+       "a vendor plugin"
+       " (the build resolves it, enforces the forced value and records it; no vendor kernels exist to compile yet)"},
       {"FLAGOS_BUILD_FLAGGEMS", Scope::Build, Type::Bool, "1", "ON, OFF on bpu", "",
        "Compile the FlagGems Python kernel wrappers (calls into Python, no C++ "
        "linking). Set OFF for a runtime-only build with no FlagGems routes (bpu)",
-       "build", "build switches (the build does not read it yet)"},
+       "build", "routing (FlagGems routes; the build resolves and records it)"},
       {"FLAGOS_BUILD_BOXING", Scope::Build, Type::Bool, "0", "OFF", "",
        "Compile the generated CUDA boxing kernels, the CUDA-ABI vendor path. OFF on "
        "every platform by default: the default wheel is FlagGems-primary (routed ops "
        "go to FlagGems, the rest to cpu_fallback) and depends on no vendor torch "
        "package. Set FLAGOS_BUILD_BOXING=1 (or -DFLAGOS_BUILD_BOXING=ON) to build a "
        "boxing wheel that reuses the vendor's CUDA-ABI kernels",
-       "build", "build switches (the build does not read it yet)"},
+       "build", "a vendor plugin (CUDA boxing kernels; the build resolves and records it)"},
       {"FLAGOS_BUILD_FLAGGEMS_CPP", Scope::Build, Type::Bool, "1", "ON on cuda, off elsewhere", "",
        "Compile the FlagGems C++ wrapper, which links liboperators.so. Defaults OFF "
        "outside cuda because that library has to be built for the vendor's own toolkit "
@@ -51,15 +55,17 @@ const std::vector<Variable>& variables() {
        "(MetaX's MACA build is the case). Pinned OFF for dcu, musa and bpu, where no "
        "such library exists at all; tsingmicro defaults OFF for the same reason and "
        "does not pin it",
-       "build", "build switches (the build does not read it yet)"},
+       "build",
+       "routing"
+       " (FlagGems C++; the build resolves it, enforces the forced value and records it)"},
       {"FLAGOS_BUILD_TILEOPS", Scope::Build, Type::Bool, "1", "ON on cuda, OFF elsewhere", "",
        "Compile the TileOps kernel wrappers, which are TileLang on SM90 NVIDIA parts "
        "only",
-       "build", "build switches (the build does not read it yet)"},
+       "build", "routing (TileOps; the build resolves and records it)"},
       {"FLAGOS_BUILD_JOBS", Scope::Build, Type::Int, "", "System CPU count", "",
        "Parallel jobs for the CMake build. MAX_JOBS and CMAKE_BUILD_PARALLEL_LEVEL are "
        "honoured as lower-priority fallbacks",
-       "build", "build switches (the build does not read it yet)"},
+       "build", ""},
       {"FLAGOS_WHEEL_LOCAL", Scope::Build, Type::String, "", "The platform's wheel_local from cmake/flagos_platforms.json", "",
        "Local version label for the wheel — the SDK it was built against, spelled as "
        "the vendor's own wheels spell it (2.10.0+cuda13.3, 2.10.0+dtk2604, "
@@ -69,30 +75,36 @@ const std::vector<Variable>& variables() {
        "incompatible wheels under one name. Overriding it is for a dev build that must "
        "pin something else; the release artifacts take the table's value, so the name "
        "is a property of the platform rather than of the build script",
-       "build", "packaging (plugin wheels)"},
+       "build",
+       "packaging"
+       " (plugin wheels; the build validates it and records the version in _build_config.py)"},
       {"FLAGOS_WHEEL_PRERELEASE", Scope::Build, Type::String, "", "Unset", "",
        "PEP 440 pre-release suffix for the wheel version (rc1, a1, b1), for cutting a "
        "release candidate. The release workflow sets it from the tag, so v2.10.0rc1 "
        "produces torch_fl-2.10.0rc1+cuda13.3; PEP 440 sorts that below 2.10.0, so pip "
        "install torch_fl==2.10.0 does not pick the candidate up. Anything that is not "
        "a pre-release suffix is refused rather than guessed at",
-       "build", "packaging (plugin wheels)"},
+       "build",
+       "packaging"
+       " (plugin wheels; the build validates it and records the version in _build_config.py)"},
       {"FLAGOS_SKIP_CUDA_ASSETS", Scope::Build, Type::Bool, "0", "0 (off)", "",
        "Do not bundle an external libtorch_cuda.so into the wheel, for in-tree builds. "
        "The build-time counterpart of FLAGOS_DISABLE_CUDA_ASSETS",
-       "build", "cuda plugin packaging"},
+       "build", "cuda plugin packaging (the build records it)"},
       {"FLAGOS_CUDA_ASSETS_DIR", Scope::Build, Type::Path, ".libtorch_cuda_assets", ".libtorch_cuda_assets", "",
        "Directory the external libtorch_cuda.so is copied from when bundling. A "
        "missing directory downgrades to a warning: the wheel then needs a "
        "runtime-supplied libtorch_cuda.so",
-       "build", "cuda plugin packaging"},
+       "build",
+       "cuda plugin packaging"
+       " (the build records it and warns when the directory is missing)"},
       {"FLAGOS_PPU_MKL_DIR", Scope::Build, Type::Path, "/usr/local/lib", "/usr/local/lib", "",
        "Directory the PPU libtorch bundling script takes MKL from",
-       "build", "ppu plugin packaging"},
+       "build", "ppu plugin packaging (the build records it)"},
       {"FLAGOS_DCU_VENDOR_CORE", Scope::BuildAndRuntime, Type::Bool, "0", "0 (off)", "",
        "Use DTK's forked core libraries instead of the official PyTorch core. Must "
        "match at build and import time. See DCU without DTK's core libraries",
-       "build", "dcu plugin"},
+       "build", "dcu plugin (the build records it)"},
       {"FLAGOS_BACKEND_CONFIG", Scope::Runtime, Type::Path, "", "No default", "",
        "Absolute path to a backends_*.conf file; overrides the conf torch_fl selects "
        "from the build record. For testing and debugging only — the wheel's own "
