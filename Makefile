@@ -6,8 +6,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := g++ cmake ninja-build ccache catch2 libspdlog-dev libtomlplusplus-dev libboost-dev
 PY_PACKAGES := torch==2.13.0 scikit-build-core pybind11 pytest
-SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake core plugins include tools test/fake_plugins test/cpp test/abi -type f 2>/dev/null)
+SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake confs core plugins include tools test/fake_plugins test/cpp test/abi -type f -not -name '*.pyc' 2>/dev/null)
 STAMP := build/.stamps
+# Build-scope variables select a different build: a change to any of them
+# (or to confs/) must rebuild even when no source file changed.
+BUILD_VARS := FLAGOS_ACCELERATOR|FLAGOS_BUILD_[A-Z_]+|FLAGOS_WHEEL_[A-Z_]+|FLAGOS_SKIP_CUDA_ASSETS|FLAGOS_CUDA_ASSETS_DIR|FLAGOS_PPU_MKL_DIR|FLAGOS_DCU_VENDOR_CORE|FLAGOS_VENDOR_TORCH_LIB|MAX_JOBS|CMAKE_BUILD_PARALLEL_LEVEL
+BUILD_ENV := $(STAMP)/env-$(shell env | grep -E '^($(BUILD_VARS))=' | sort | md5sum | cut -c1-16)
 
 .PHONY: setup demo test test-cpp test-python clean
 
@@ -30,7 +34,10 @@ $(STAMP)/venv: $(STAMP)/apt
 
 # Editable install: scikit-build-core builds into build/<wheel tag> (kept
 # between runs, with ccache, so rebuilds are incremental).
-$(STAMP)/installed: $(STAMP)/venv $(SOURCES)
+$(BUILD_ENV):
+	@mkdir -p $(STAMP) && rm -f $(STAMP)/env-* && touch $@
+
+$(STAMP)/installed: $(STAMP)/venv $(BUILD_ENV) $(SOURCES)
 	@echo "[setup] building torch_fl (editable)"
 	@$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
 	@touch $@
