@@ -127,7 +127,7 @@ TEST_CASE("discovery finds plugins/<name>/libflagos_<name>.so, entry points firs
   CHECK(flagos::plugin::discover({"/nonexistent"}, {}).empty());
 }
 
-TEST_CASE("FLAGOS_PLUGIN_OPTIONS becomes key/value options; bad items warn once", "[loader]") {
+TEST_CASE("FLAGOS_PLUGIN_OPTIONS becomes key/value options, bad items warn once", "[loader]") {
   flagos::test::ScopedEnv env("FLAGOS_PLUGIN_OPTIONS", "devices=4, strict=1,bogus,=x");
   flagos::test::CapturedLog log;
   auto options = flagos::plugin::options_from_env();
