@@ -46,8 +46,8 @@ std::string name_from_filename(const std::string& filename) {
 
 std::string describe(const Candidate& c) { return "plugin '" + c.name + "' (" + c.path + ")"; }
 
-std::string call_entry(const Candidate& candidate, const OpenedLibrary& lib,
-                       const Options& options, const flagos_plugin_api_t** api) {
+std::string call_entry(const OpenedLibrary& lib, const Options& options,
+                       const flagos_plugin_api_t** api) {
   std::vector<const char*> keys, values;
   for (const auto& [k, v] : options) {
     keys.push_back(k.c_str());
@@ -72,7 +72,6 @@ std::string call_entry(const Candidate& candidate, const OpenedLibrary& lib,
     const char* message = (*api)->last_error_message();
     if (message && *message) why += ": " + std::string(message);
   }
-  (void)candidate;
   return why;
 }
 
@@ -174,7 +173,7 @@ std::shared_ptr<const Plugin> load(const Candidate& candidate, const Options& op
   if (auto it = s.by_identity.find(lib.identity); it != s.by_identity.end()) return it->second;
 
   const flagos_plugin_api_t* api = nullptr;
-  if (std::string why = call_entry(candidate, lib, options, &api); !why.empty())
+  if (std::string why = call_entry(lib, options, &api); !why.empty())
     throw Error(describe(candidate) + ": " + why);
   if (std::string why = validate_table(api); !why.empty())
     throw Error(describe(candidate) + " refused: " + why);
