@@ -7,5 +7,6 @@ namespace flagos::python {
 
 void bind_plugins(pybind11::module_& m);
 void bind_env(pybind11::module_& m);
+void bind_device(pybind11::module_& m);
 
 }  // namespace flagos::python

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   m.attr("ABI_VERSION") = std::to_string(FLAGOS_ABI_MAJOR) + "." + std::to_string(FLAGOS_ABI_MINOR);
   flagos::python::bind_plugins(m);
   flagos::python::bind_env(m);
+  flagos::python::bind_device(m);
 }

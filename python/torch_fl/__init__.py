@@ -1,18 +1,21 @@
 """torch_fl: one PyTorch device, ``flagos``, on every accelerator plugin.
 
 Import sequence (each step one concern):
-  1. load the core (torch_fl._C, which links libtorch_fl_core.so);
+  1. load torch, then the core (torch_fl._C, which links libtorch_fl_core.so
+     and registers the PrivateUse1 guard, hooks, allocators and kernels);
   2. scan the environment once (torch_fl._env): one [flagos] line per unknown
      FLAGOS_* name and per set runtime variable whose value does not parse;
   3. activate one plugin: an explicit FLAGOS_PLUGIN, else an accelerator
      plugin that finds a device, else the host plugin (one info line);
-  4. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor).
+  4. name PrivateUse1 "flagos", register torch.flagos, generate the
+     tensor/module/storage ``.flagos()`` methods (torch_fl._device);
+  5. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor).
 
 What the build used (accelerator, kernel sets, versions) is read from the
 build record, torch_fl/_build_config.py, written at build time; see
 build_config(). The import sequence does not re-read any build variable.
 
-``python -m torch_fl <verb>`` skips steps 3-4: its verbs (conformance above
+``python -m torch_fl <verb>`` skips steps 3-5: its verbs (conformance above
 all) must work when the configured plugin is the broken thing being examined.
 """
 
@@ -20,7 +23,9 @@ from __future__ import annotations
 
 import sys
 
-from torch_fl import _C, _build_config_reader, _env, _vendor
+import torch  # noqa: F401  (libtorch must be loaded before the core)
+
+from torch_fl import _C, _build_config_reader, _device, _env, _vendor
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -59,6 +64,8 @@ def build_config() -> dict:
 # (documented interpreter behaviour): that is the CLI, which activates lazily.
 _env.check_environment()
 if sys.argv[:1] != ["-m"]:
-    _vendor.configure(activate()["name"])
+    _plugin_name = activate()["name"]
+    _device.register()
+    _vendor.configure(_plugin_name)
 
 __all__ = ["ABI_VERSION", "activate", "plugin_info", "installed_plugins", "build_config"]

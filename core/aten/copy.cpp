@@ -1,0 +1,107 @@
+// Copies into, out of and between flagos devices (aten::_copy_from, which
+// copy_ and .to() reach), plus _copy_from_and_resize and item().
+// Fast paths are single plugin copies; anything with a dtype change,
+// broadcast or a strided layout is staged through the host (transfer.h).
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/transfer.h"
+#include "device/events.h"
+#include "device/host_allocator.h"
+#include "device/runtime.h"
+#include "device/streams.h"
+
+namespace flagos::aten {
+namespace {
+
+void sync_stream(c10::DeviceIndex device) {
+  const auto& plugin = device::active_plugin();
+  plugin.check(plugin.api().stream_synchronize(device::current_native(device)), "stream_synchronize");
+}
+
+// Orders `waiter`'s current stream after the work now on `waited`'s.
+void stream_wait(c10::DeviceIndex waiter, c10::DeviceIndex waited) {
+  const auto& plugin = device::active_plugin();
+  device::Event* e = device::create_event(waited, false);
+  device::record_event(e, device::current_native(waited));
+  plugin.check(plugin.api().stream_wait_event(device::current_native(waiter), e->handle),
+               "stream_wait_event");
+  device::destroy_event(e);  // legal while pending (ABI)
+}
+
+void device_to_device(const at::Tensor& src, const at::Tensor& dst) {
+  const auto& plugin = device::active_plugin();
+  const auto s = src.device().index(), d = dst.device().index();
+  const Span span = span_of(dst);
+  const char* from = static_cast<const char*>(src.storage().data()) + span_of(src).begin;
+  char* to = static_cast<char*>(dst.storage().mutable_data()) + span.begin;
+  if (s == d) {
+    plugin.check(plugin.api().memcpy_async(to, from, span.size(), FLAGOS_MEMCPY_DEVICE_TO_DEVICE,
+                                           device::current_native(d)),
+                 "memcpy_async (device to device)");
+    return;
+  }
+  // Across devices: dst's stream waits for src's producers; src's stream then
+  // waits for the copy so that src is not overwritten or reused early.
+  stream_wait(d, s);
+  plugin.check(plugin.api().memcpy_peer_async(to, d, from, s, span.size(), device::current_native(d)),
+               "memcpy_peer_async");
+  stream_wait(s, d);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  if (dst.numel() == 0) return dst;
+  const bool same_bytes = self.dtype() == dst.dtype() && same_dense_layout(self, dst);
+  if (is_flagos(self) && is_flagos(dst)) {
+    const auto& plugin = device::active_plugin();
+    const bool can_peer = self.device() == dst.device() || plugin.api().memcpy_peer_async;
+    if (same_bytes && can_peer) {
+      device_to_device(self, dst);
+    } else {
+      write_into(dst, download(self));
+    }
+    return dst;
+  }
+  if (is_flagos(dst)) {  // host -> flagos
+    write_into(dst, self, non_blocking);
+    const bool async_ok = non_blocking && device::is_pinned(self.storage().data());
+    if (!async_ok) sync_stream(dst.device().index());
+    return dst;
+  }
+  // flagos -> host (or another non-flagos device through a host tensor)
+  if (dst.device().is_cpu() && same_bytes) {
+    c10::DeviceGuard guard(self.device());
+    const Span span = span_of(self);
+    char* to = static_cast<char*>(dst.storage().mutable_data()) + span_of(dst).begin;
+    const auto& plugin = device::active_plugin();
+    const auto device = self.device().index();
+    auto stream = device::current_stream(device);
+    plugin.check(plugin.api().memcpy_async(to, static_cast<const char*>(self.storage().data()) + span.begin,
+                                           span.size(), FLAGOS_MEMCPY_DEVICE_TO_HOST, device::native(stream)),
+                 "memcpy_async (device to host)");
+    if (non_blocking && device::record_host_use(to, stream)) return dst;
+    sync_stream(device);
+    return dst;
+  }
+  dst.copy_(download(self));
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  return at::_local_scalar_dense(download(self));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+}
+
+}  // namespace
+}  // namespace flagos::aten

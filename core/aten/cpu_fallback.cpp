@@ -1,0 +1,173 @@
+#include "aten/cpu_fallback.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "aten/host_mirror.h"
+#include "aten/transfer.h"
+#include "device/generator.h"
+#include "device/runtime.h"
+#include "diag/log.h"
+#include "env/registry.h"
+
+namespace flagos::aten {
+namespace {
+
+bool log_enabled() {
+  static const bool enabled = [] {
+    auto list = env::get_list("FLAGOS_LOG");
+    return std::find(list.begin(), list.end(), "fallback") != list.end();
+  }();
+  return enabled;
+}
+
+bool is_generator_arg(const c10::Argument& arg) {
+  c10::TypePtr type = arg.type();
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  return type->kind() == c10::TypeKind::GeneratorType;
+}
+
+// Applies `f` to every tensor inside `v` (a tensor, a list of tensors or of
+// optional tensors); other values pass through unchanged.
+template <typename F>
+c10::IValue map_tensors(const c10::IValue& v, F&& f) {
+  if (v.isTensor()) return f(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
+    return out;
+  }
+  if (v.isList()) {
+    auto list = v.toList();
+    c10::impl::GenericList out(list.elementType());
+    for (const c10::IValue& item : list) out.push_back(map_tensors(item, f));
+    return out;
+  }
+  return v;
+}
+
+template <typename F>
+void for_each_tensor(const c10::IValue& v, F&& f) {
+  map_tensors(v, [&](const at::Tensor& t) {
+    f(t);
+    return t;
+  });
+}
+
+std::optional<c10::DeviceIndex> find_device(const std::vector<c10::IValue>& args) {
+  for (const auto& v : args) {
+    std::optional<c10::DeviceIndex> found;
+    for_each_tensor(v, [&](const at::Tensor& t) {
+      if (!found && is_flagos(t)) found = t.device().index();
+    });
+    if (found) return found;
+    if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1)
+      return v.toDevice().has_index() ? v.toDevice().index()
+                                      : static_cast<c10::DeviceIndex>(device::current_device());
+  }
+  return std::nullopt;
+}
+
+at::Tensor to_device(const at::Tensor& host, c10::DeviceIndex device) {
+  if (!host.defined()) return host;
+  const c10::Device where(c10::DeviceType::PrivateUse1, device);
+  at::Tensor out = host.is_non_overlapping_and_dense()
+                       ? at::empty_strided(host.sizes(), host.strides(), host.options().device(where))
+                       : at::empty(host.sizes(), host.options().device(where));
+  write_into(out, host);
+  return out;
+}
+
+// The argument whose alias set a return shares ("Tensor(a!) self" and
+// "-> Tensor(a!)"), or -1.
+int aliased_argument(const c10::FunctionSchema& schema, size_t ret) {
+  const c10::AliasInfo* info = schema.returns()[ret].alias_info();
+  if (!info) return -1;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const c10::AliasInfo* a = schema.arguments()[i].alias_info();
+    if (!a) continue;
+    for (const auto& set : info->beforeSets())
+      if (a->beforeSets().count(set)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  std::vector<c10::IValue> args(stack->end() - num_args, stack->end());
+  torch::jit::drop(*stack, num_args);
+
+  const std::optional<c10::DeviceIndex> found = find_device(args);
+  const c10::DeviceIndex device =
+      found ? *found : static_cast<c10::DeviceIndex>(device::current_device());
+  c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
+  if (log_enabled()) diag::info("cpu_fallback: " + c10::toString(schema.operator_name()));
+
+  HostMirrors mirrors;
+  for (const auto& v : args)
+    for_each_tensor(v, [&](const at::Tensor& t) {
+      if (is_flagos(t)) mirrors.note(t);
+    });
+  mirrors.download();
+
+  std::vector<c10::IValue> host_args(num_args);
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::IValue& v = args[i];
+    if (is_generator_arg(schema.arguments()[i]) && (v.isNone() || v.isGenerator())) {
+      host_args[i] = device::cpu_generator_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
+    } else if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      host_args[i] = c10::Device(c10::kCPU);
+    } else {
+      host_args[i] = map_tensors(v, [&](const at::Tensor& t) {
+        return is_flagos(t) ? mirrors.host_view(t) : t;
+      });
+    }
+    stack->push_back(host_args[i]);
+  }
+
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+
+  // Mutated operands: pair each flagos tensor with its (maybe resized) host view.
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::AliasInfo* info = schema.arguments()[i].alias_info();
+    if (!info || !info->isWrite()) continue;
+    std::vector<at::Tensor> device_side, host_side;
+    for_each_tensor(args[i], [&](const at::Tensor& t) { device_side.push_back(t); });
+    for_each_tensor(host_args[i], [&](const at::Tensor& t) { host_side.push_back(t); });
+    for (size_t k = 0; k < device_side.size() && k < host_side.size(); ++k)
+      if (is_flagos(device_side[k])) mirrors.mark_written(device_side[k], host_side[k]);
+  }
+  mirrors.upload();
+
+  const size_t num_returns = schema.returns().size();
+  for (size_t r = 0; r < num_returns; ++r) {
+    c10::IValue& out = (*stack)[stack->size() - num_returns + r];
+    const int alias = aliased_argument(schema, r);
+    if (alias >= 0 && schema.arguments()[alias].alias_info()->isWrite()) {
+      out = args[alias];  // in-place / out=: the caller's own flagos tensor(s)
+      continue;
+    }
+    out = map_tensors(out, [&](const at::Tensor& host) {
+      if (!host.defined() || is_flagos(host)) return host;
+      if (alias >= 0) {
+        at::Tensor view = mirrors.device_view_of(host);
+        if (view.defined()) return view;
+      }
+      return to_device(host, device);
+    });
+  }
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+}
+
+}  // namespace flagos::aten

@@ -1,0 +1,92 @@
+#include "device/host_allocator.h"
+
+#include <ATen/core/CachingHostAllocator.h>
+
+#include <memory>
+#include <mutex>
+
+#include "device/runtime.h"
+#include "device/streams.h"
+#include "memory/host_cache.h"
+
+namespace flagos::device {
+namespace {
+
+memory::HostCache* cache_or_null() {
+  // Created at first use after activation; lives for the process.
+  static std::once_flag once;
+  static std::unique_ptr<memory::HostCache> cache;
+  if (!plugin::active()) return nullptr;
+  std::call_once(once, [] { cache = std::make_unique<memory::HostCache>(active_plugin_shared()); });
+  return cache.get();
+}
+
+memory::HostCache& cache() {
+  memory::HostCache* c = cache_or_null();
+  if (!c) active_plugin();  // throws the "no plugin is active" error
+  return *c;
+}
+
+void free_pinned(void* ptr) { cache().free(ptr); }
+
+void copy_stat(const memory::Stat& from, c10::CachingAllocator::Stat& to) {
+  to.current = from.current;
+  to.peak = from.peak;
+  to.allocated = from.allocated;
+  to.freed = from.freed;
+}
+
+struct FlagosHostAllocator final : public at::HostAllocator {
+  at::DataPtr allocate(size_t bytes) override {
+    void* ptr = cache().allocate(bytes);
+    return {ptr, ptr, &free_pinned, at::Device(at::kCPU)};
+  }
+  at::DeleterFnPtr raw_deleter() const override { return &free_pinned; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);  // pinned memory is ordinary host memory
+  }
+  bool record_event(void* ptr, void*, c10::Stream stream) override {
+    return record_host_use(ptr, stream);
+  }
+  void empty_cache() override {
+    if (auto* c = cache_or_null()) c->empty_cache();
+  }
+  at::HostStats get_stats() override {
+    at::HostStats out;
+    auto* c = cache_or_null();
+    if (!c) return out;
+    const memory::HostCache::Stats s = c->stats();
+    copy_stat(s.allocations, out.allocations);
+    copy_stat(s.allocated_bytes, out.allocated_bytes);
+    out.num_host_alloc = s.num_host_alloc;
+    out.num_host_free = s.num_host_free;
+    return out;
+  }
+  void reset_accumulated_stats() override {
+    if (auto* c = cache_or_null()) c->reset_accumulated_stats();
+  }
+  void reset_peak_stats() override {
+    if (auto* c = cache_or_null()) c->reset_peak_stats();
+  }
+};
+
+FlagosHostAllocator g_host_allocator;
+
+}  // namespace
+
+REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &g_host_allocator)
+
+at::Allocator* host_allocator() { return &g_host_allocator; }
+
+bool is_pinned(const void* ptr) {
+  auto* c = cache_or_null();
+  return c && ptr && c->is_pinned(ptr);
+}
+
+bool record_host_use(const void* ptr, const c10::Stream& stream) {
+  if (!is_pinned(ptr)) return false;
+  cache().record_event(const_cast<void*>(ptr), native(stream), stream.device_index());
+  return true;
+}
+
+}  // namespace flagos::device

@@ -1,0 +1,110 @@
+#include "streams.h"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "device/runtime.h"
+#include "error.h"
+
+namespace flagos::device {
+namespace {
+
+constexpr int kStreamsPerDevice = 1 + 2 * kPoolSize;
+
+struct DeviceStreams {
+  std::once_flag once[kStreamsPerDevice];
+  flagos_stream_t handles[kStreamsPerDevice] = {};
+  std::atomic<uint32_t> next[2] = {0, 0};
+};
+
+std::vector<std::unique_ptr<DeviceStreams>>& table() {
+  // Sized once, at first use after activation; the device count is stable.
+  static std::vector<std::unique_ptr<DeviceStreams>> devices = [] {
+    std::vector<std::unique_ptr<DeviceStreams>> v;
+    for (int32_t i = 0; i < device_count(); ++i) v.push_back(std::make_unique<DeviceStreams>());
+    return v;
+  }();
+  return devices;
+}
+
+DeviceStreams& streams_of(c10::DeviceIndex device) {
+  check_index(device);
+  return *table().at(device);
+}
+
+flagos_stream_t handle(c10::DeviceIndex device, c10::StreamId id) {
+  if (id < 0 || id >= kStreamsPerDevice)
+    throw Error("stream id " + std::to_string(id) + " on flagos:" + std::to_string(device) +
+                " was not created by torch_fl");
+  DeviceStreams& s = streams_of(device);
+  std::call_once(s.once[id], [&] {
+    const auto& plugin = active_plugin();
+    if (id == 0) {
+      plugin.check(plugin.api().get_default_stream(device, &s.handles[0]), "get_default_stream");
+      return;
+    }
+    const bool high = id > kPoolSize;
+    int32_t priority = 0;
+    if (high && has_capability(device, FLAGOS_CAP_STREAM_PRIORITY))
+      priority = properties(device).stream_priority_highest;
+    plugin.check(plugin.api().stream_create(device, priority, &s.handles[id]), "stream_create");
+  });
+  return s.handles[id];
+}
+
+// Current stream id per device for this thread (ids are small: int8 fits).
+thread_local std::vector<c10::StreamId> tls_current;
+
+c10::StreamId& current_id(c10::DeviceIndex device) {
+  if (tls_current.size() <= static_cast<size_t>(device)) tls_current.resize(device + 1, 0);
+  return tls_current[device];
+}
+
+c10::DeviceIndex resolve(c10::DeviceIndex device) {
+  return device < 0 ? static_cast<c10::DeviceIndex>(current_device()) : device;
+}
+
+c10::Stream make(c10::DeviceIndex device, c10::StreamId id) {
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, device), id);
+}
+
+}  // namespace
+
+flagos_stream_t native(const c10::Stream& stream) {
+  return handle(stream.device_index(), stream.id());
+}
+
+c10::Stream default_stream(c10::DeviceIndex device) {
+  device = resolve(device);
+  check_index(device);
+  return make(device, 0);
+}
+
+c10::Stream current_stream(c10::DeviceIndex device) {
+  device = resolve(device);
+  check_index(device);
+  return make(device, current_id(device));
+}
+
+c10::Stream exchange_stream(const c10::Stream& stream) {
+  const c10::DeviceIndex device = stream.device_index();
+  check_index(device);
+  handle(device, stream.id());  // validates the id
+  c10::StreamId& slot = current_id(device);
+  c10::Stream previous = make(device, slot);
+  slot = stream.id();
+  return previous;
+}
+
+c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority) {
+  device = resolve(device);
+  DeviceStreams& s = streams_of(device);
+  const uint32_t n = s.next[high_priority ? 1 : 0].fetch_add(1) % kPoolSize;
+  return make(device, 1 + (high_priority ? kPoolSize : 0) + static_cast<c10::StreamId>(n));
+}
+
+}  // namespace flagos::device

@@ -1,0 +1,267 @@
+"""``torch.flagos``: the flagos device module, shaped like ``torch.cuda``.
+
+Registered by ``import torch_fl`` as ``torch.flagos``. Device, stream, event,
+memory and RNG state live in the core (``torch_fl._C``); this module is the
+Python face users know from ``torch.cuda``. Initialisation is lazy: the first
+tensor on ``flagos`` (or any call below that needs the device) runs
+``_lazy_init()``, which also arms the fork check — a child forked after that
+cannot use flagos and says so.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional, Union
+
+import torch
+
+from torch_fl import _C
+
+from .amp import get_amp_supported_dtype
+from .memory import (
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_snapshot,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+)
+from .random import (
+    default_generators,
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
+from .streams import Event, Stream
+
+_initialized = False
+_init_lock = threading.Lock()
+_queued_calls: list = []
+
+_DeviceLike = Union[torch.device, str, int, None]
+
+
+def is_available() -> bool:
+    """True when the active plugin reports at least one device."""
+    return device_count() > 0
+
+
+def device_count() -> int:
+    return _C._device_count()
+
+
+def is_initialized() -> bool:
+    return _initialized and not _C._is_in_bad_fork()
+
+
+def _is_in_bad_fork() -> bool:
+    return _C._is_in_bad_fork()
+
+
+def _lazy_call(fn, **kwargs) -> None:
+    """Runs ``fn`` now if initialised, else right after initialisation."""
+    if is_initialized():
+        fn()
+    else:
+        _queued_calls.append(fn)
+
+
+def _lazy_init() -> None:
+    global _initialized
+    if is_initialized():
+        return
+    with _init_lock:
+        if is_initialized():
+            return
+        if _C._is_in_bad_fork():
+            raise RuntimeError(
+                "[flagos] Cannot re-initialize flagos in forked subprocess. To use flagos with "
+                "multiprocessing, you must use the 'spawn' start method"
+            )
+        _C._lazy_init()
+        _initialized = True
+        for fn in _queued_calls:
+            fn()
+        _queued_calls.clear()
+
+
+def init() -> None:
+    _lazy_init()
+
+
+def _index(device: _DeviceLike, optional: bool = True) -> int:
+    if device is None:
+        return current_device()
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "flagos":
+            raise ValueError(f"[flagos] expected a flagos device, got {device}")
+        return current_device() if device.index is None else device.index
+    return int(device)
+
+
+def current_device() -> int:
+    _lazy_init()
+    return _C._get_device()
+
+
+def set_device(device: _DeviceLike) -> None:
+    index = _index(device)
+    if index >= 0:
+        _C._set_device(index)
+
+
+class device:
+    """Context manager that makes ``device`` current and restores the previous one."""
+
+    def __init__(self, device: Any):
+        self.idx = -1 if device is None else _index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            _lazy_init()
+            self.prev_idx = _C._exchange_device(self.idx)
+
+    def __exit__(self, *exc):
+        if self.prev_idx >= 0:
+            _C._set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of tensor ``obj`` current (no-op for non-flagos)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "flagos" else None)
+
+
+def synchronize(device: _DeviceLike = None) -> None:
+    """Waits for all work on every stream of ``device``."""
+    _lazy_init()
+    _C._synchronize(_index(device))
+
+
+def current_stream(device: _DeviceLike = None) -> Stream:
+    """The calling thread's current stream on ``device``."""
+    _lazy_init()
+    s = torch.accelerator.current_stream(_index(device))
+    return Stream(stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
+
+
+def default_stream(device: _DeviceLike = None) -> Stream:
+    """The plugin's default stream of ``device`` (stream id 0)."""
+    _lazy_init()
+    s = torch.accelerator.current_stream(_index(device))
+    return Stream(stream_id=0, device_index=s.device_index, device_type=s.device_type)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    if stream is None:
+        return
+    _lazy_init()
+    torch.accelerator.set_stream(stream)
+
+
+class StreamContext:
+    """Context manager that makes ``stream`` current on its device, restoring after."""
+
+    def __init__(self, stream: Optional[torch.Stream]):
+        self.stream = stream
+        self.src_prev = None
+        self.dst_prev = None
+        self.prev_device = -1
+
+    def __enter__(self):
+        if self.stream is None:
+            return
+        self.prev_device = current_device()
+        self.src_prev = current_stream(self.prev_device)
+        if self.stream.device_index != self.prev_device:
+            set_device(self.stream.device_index)
+            self.dst_prev = current_stream(self.stream.device_index)
+        set_stream(self.stream)
+
+    def __exit__(self, *exc):
+        if self.stream is None:
+            return False
+        if self.dst_prev is not None:
+            set_stream(self.dst_prev)
+        set_device(self.prev_device)
+        set_stream(self.src_prev)
+        return False
+
+
+def stream(stream: Optional[torch.Stream]) -> StreamContext:
+    return StreamContext(stream)
+
+
+class _DeviceProperties:
+    """What ``get_device_properties`` returns: plugin-reported facts of one device."""
+
+    def __init__(self, index: int, raw: dict):
+        self.index = index
+        self.name: str = raw["name"]
+        self.arch: str = raw["arch"]
+        self.major: int = raw["major"]
+        self.minor: int = raw["minor"]
+        self.total_memory: int = raw["total_memory"]
+        self.multi_processor_count: int = raw["multi_processor_count"]
+        self.uuid: bytes = raw["uuid"]
+        self.pci_bus_id = raw["pci_bus_id"]
+        self.capabilities: list = raw["capabilities"]
+        self.alloc_alignment: int = raw["alloc_alignment"]
+        self.stream_priority_range = raw["stream_priority_range"]
+
+    def __repr__(self) -> str:
+        return (
+            f"_FlagosDeviceProperties(name='{self.name}', arch='{self.arch}', "
+            f"major={self.major}, minor={self.minor}, "
+            f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+            f"multi_processor_count={self.multi_processor_count}, "
+            f"capabilities={self.capabilities})"
+        )
+
+
+def get_device_properties(device: _DeviceLike = None) -> _DeviceProperties:
+    _lazy_init()
+    index = _index(device)
+    return _DeviceProperties(index, _C._device_properties(index))
+
+
+def get_device_name(device: _DeviceLike = None) -> str:
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: _DeviceLike = None) -> tuple:
+    props = get_device_properties(device)
+    return props.major, props.minor
+
+
+def get_arch_list() -> list:
+    return sorted({get_device_properties(i).arch for i in range(device_count())})
+
+
+__all__ = [
+    "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_generators",
+    "default_stream", "device", "device_count", "device_of", "empty_cache",
+    "get_amp_supported_dtype", "get_arch_list", "get_device_capability", "get_device_name",
+    "get_device_properties", "get_rng_state", "get_rng_state_all", "init", "initial_seed",
+    "is_available", "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",
+    "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
+    "memory_snapshot", "memory_stats", "memory_summary", "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_rng_state",
+    "set_rng_state_all", "set_stream", "stream", "synchronize",
+]

@@ -1,0 +1,113 @@
+"""Memory of the flagos caching allocator, in torch.cuda's shapes.
+
+The figures come from the core allocator through torch.accelerator (which
+reads the same c10::DeviceAllocator), so ``torch.flagos.memory_allocated()``
+and ``torch.accelerator.memory_allocated()`` always agree.
+``FLAGOS_USE_CACHING_ALLOCATOR=0`` turns caching off: every allocation then
+goes straight to the plugin and reserved equals allocated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+import torch
+
+from torch_fl import _C
+
+
+def _index(device) -> int:
+    from torch_fl import flagos
+
+    flagos._lazy_init()
+    return flagos._index(device)
+
+
+def memory_stats(device=None) -> Dict[str, Any]:
+    """Flat dict: "allocated_bytes.all.current", "num_alloc_retries", ... (torch.cuda keys)."""
+    return torch.accelerator.memory_stats(_index(device))
+
+
+def memory_allocated(device=None) -> int:
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device=None) -> int:
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device=None) -> int:
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device=None) -> int:
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    torch.accelerator.reset_peak_memory_stats(_index(device))
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    torch.accelerator.reset_accumulated_memory_stats(_index(device))
+
+
+def empty_cache() -> None:
+    """Returns every cached, unused block of every device to the plugin."""
+    from torch_fl import flagos
+
+    if flagos.is_initialized():
+        torch.accelerator.empty_cache()
+
+
+def mem_get_info(device=None) -> Tuple[int, int]:
+    """(free, total) bytes of the device as the plugin reports them."""
+    return tuple(_C._mem_get_info(_index(device)))
+
+
+def memory_snapshot(device=None) -> list:
+    """One dict per segment: address, total_size, allocated_size, segment_type, blocks."""
+    return _C._memory_snapshot(_index(device))
+
+
+def _fmt(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """A human-readable table of the allocator's statistics for ``device``."""
+    index = _index(device)
+    stats = memory_stats(index)
+    pools = ("all",) if abbreviated else ("all", "large_pool", "small_pool")
+    rows = [
+        ("Allocated memory", "allocated_bytes", True),
+        ("Active memory", "active_bytes", True),
+        ("Requested memory", "requested_bytes", True),
+        ("Reserved memory", "reserved_bytes", True),
+        ("Non-releasable memory", "inactive_split_bytes", True),
+        ("Allocations", "allocation", False),
+        ("Active allocs", "active", False),
+        ("Reserved segments", "segment", False),
+        ("Non-releasable allocs", "inactive_split", False),
+    ]
+    width = 75
+    lines = ["=" * width, f" flagos memory summary, device {index}".ljust(width), "-" * width]
+    lines.append(
+        f" retries: {stats.get('num_alloc_retries', 0)}   OOMs: {stats.get('num_ooms', 0)}   "
+        f"device allocs/frees: {stats.get('num_device_alloc', 0)}/{stats.get('num_device_free', 0)}"
+    )
+    lines.append("-" * width)
+    lines.append(f" {'Metric':<28}{'Cur':>11}{'Peak':>11}{'Alloc':>12}{'Freed':>12}")
+    for title, key, is_bytes in rows:
+        lines.append("-" * width)
+        for pool in pools:
+            name = title if pool == "all" else f"  from {pool.replace('_', ' ')}"
+            vals = [stats.get(f"{key}.{pool}.{k}", 0) for k in ("current", "peak", "allocated", "freed")]
+            cells = [_fmt(v) if is_bytes else str(v) for v in vals]
+            lines.append(f" {name:<28}{cells[0]:>11}{cells[1]:>11}{cells[2]:>12}{cells[3]:>12}")
+    lines.append("=" * width)
+    return "\n".join(lines) + "\n"
