@@ -1,0 +1,8 @@
+"""Host baselines: flagos against native CPU, measured in the same run.
+
+``python -m tools.bench`` (from the repository root) times a tiny op and small
+training steps on both devices and prints a markdown table; see
+docs/performance.md. This package must not import torch_fl itself: under
+``python -m`` a package's __init__ runs while sys.argv[0] is still "-m", which
+torch_fl reads as its own CLI and then skips plugin activation.
+"""
