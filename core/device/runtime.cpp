@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include <array>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,8 +29,16 @@ const plugin::Plugin& active_plugin() {
 }
 
 int32_t device_count() noexcept {
+  // Stable for the process once a plugin is active (ABI: device_count), and
+  // on every per-op path: read it once.
+  static std::atomic<int32_t> cached{-1};
+  int32_t n = cached.load(std::memory_order_relaxed);
+  if (n >= 0) return n;
   auto plugin = plugin::active();
-  return plugin ? plugin->device_count() : 0;
+  if (!plugin) return 0;
+  n = plugin->device_count();
+  cached.store(n, std::memory_order_relaxed);
+  return n;
 }
 
 void check_index(int32_t device) {
@@ -59,10 +68,18 @@ bool has_capability(int32_t device, uint64_t cap) {
   return (properties(device).capabilities & cap) == cap;
 }
 
+namespace {
+// The plugin's per-thread current device, mirrored: only set_current_device
+// changes it, and reading it is on every allocation's path.
+thread_local int32_t tls_current = -1;
+}  // namespace
+
 int32_t current_device() {
+  if (tls_current >= 0) return tls_current;
   const auto& plugin = active_plugin();
   flagos_device_t device = 0;
   plugin.check(plugin.api().get_device(&device), "get_device");
+  tls_current = device;
   return device;
 }
 
@@ -70,6 +87,7 @@ void set_current_device(int32_t device) {
   check_index(device);
   const auto& plugin = active_plugin();
   plugin.check(plugin.api().set_device(device), "set_device");
+  tls_current = device;
 }
 
 }  // namespace flagos::device

@@ -8,5 +8,7 @@ namespace flagos::python {
 void bind_plugins(pybind11::module_& m);
 void bind_env(pybind11::module_& m);
 void bind_device(pybind11::module_& m);
+void bind_routing(pybind11::module_& m);
+void bind_testing(pybind11::module_& m);  // suite-only hooks (testing extension)
 
 }  // namespace flagos::python

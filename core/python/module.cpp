@@ -11,4 +11,6 @@ PYBIND11_MODULE(_C, m) {
   flagos::python::bind_plugins(m);
   flagos::python::bind_env(m);
   flagos::python::bind_device(m);
+  flagos::python::bind_routing(m);
+  flagos::python::bind_testing(m);
 }

@@ -9,13 +9,16 @@ Import sequence (each step one concern):
      plugin that finds a device, else the host plugin (one info line);
   4. name PrivateUse1 "flagos", register torch.flagos, generate the
      tensor/module/storage ``.flagos()`` methods (torch_fl._device);
-  5. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor).
+  5. install the routing table (torch_fl._routing): the conf in use
+     (backend_config_path()), FlagGems' operators when available,
+     FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND;
+  6. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor).
 
 What the build used (accelerator, kernel sets, versions) is read from the
 build record, torch_fl/_build_config.py, written at build time; see
 build_config(). The import sequence does not re-read any build variable.
 
-``python -m torch_fl <verb>`` skips steps 3-5: its verbs (conformance above
+``python -m torch_fl <verb>`` skips steps 3-6: its verbs (conformance above
 all) must work when the configured plugin is the broken thing being examined.
 """
 
@@ -25,7 +28,7 @@ import sys
 
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
-from torch_fl import _C, _build_config_reader, _device, _env, _vendor
+from torch_fl import _C, _build_config_reader, _device, _env, _flaggems, _routing, _vendor
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -60,12 +63,43 @@ def build_config() -> dict:
     return config
 
 
-# While `python -m torch_fl` locates its __main__, sys.argv[0] is "-m"
-# (documented interpreter behaviour): that is the CLI, which activates lazily.
-_env.check_environment()
-if sys.argv[:1] != ["-m"]:
-    _plugin_name = activate()["name"]
-    _device.register()
-    _vendor.configure(_plugin_name)
+def _running_cli() -> bool:
+    """True while `python -m torch_fl` imports us to find its __main__: then
+    sys.argv[0] is "-m" (documented interpreter behaviour) and the module
+    after -m is torch_fl (not another package that imports torch_fl)."""
+    if sys.argv[:1] != ["-m"]:
+        return False
+    argv = list(getattr(sys, "orig_argv", []))
+    for i, arg in enumerate(argv):
+        if arg == "-m":
+            return i + 1 < len(argv) and argv[i + 1].split(".")[0] == "torch_fl"
+        if arg.startswith("-m"):
+            return arg[2:].split(".")[0] == "torch_fl"
+    return True
 
-__all__ = ["ABI_VERSION", "activate", "plugin_info", "installed_plugins", "build_config"]
+
+_initialized = False
+
+
+def _initialize() -> None:
+    """Import steps 3-6 (once); the CLI runs them only for verbs that need the device."""
+    global _initialized
+    if _initialized:
+        return
+    plugin_name = activate()["name"]
+    _device.register()
+    _flaggems.load()
+    _routing.install()
+    _vendor.configure(plugin_name)
+    _initialized = True
+
+
+_env.check_environment()
+if not _running_cli():
+    _initialize()
+
+backend_config_path = _routing.backend_config_path
+routes = _routing.routes
+
+__all__ = ["ABI_VERSION", "activate", "backend_config_path", "build_config", "installed_plugins",
+           "plugin_info", "routes"]

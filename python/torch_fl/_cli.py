@@ -33,6 +33,45 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_routes(args: argparse.Namespace) -> int:
+    import torch_fl
+
+    torch_fl._initialize()
+    print(f"conf: {torch_fl.backend_config_path() or '(none: every op takes the default route)'}")
+    default = torch_fl._routing.default_route()
+    print(f"default route (unlisted ops): {default.get('route')} ({default.get('why')})")
+    rows = torch_fl.routes(args.op) if args.op else torch_fl.routes()
+    for r in rows:
+        line = f"{r['op']:<44} {r['route']:<13} {r['why']}"
+        print(line + (f"  [raises: {r['error']}]" if r.get("error") else ""))
+    if not args.op:
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r["route"]] = counts.get(r["route"], 0) + 1
+        print("routes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return 0
+
+
+def _cmd_conf_check(args: argparse.Namespace) -> int:
+    import torch_fl
+
+    torch_fl._initialize()
+    try:
+        routes, notes = torch_fl._routing.check_conf(args.file)
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    for note in notes:
+        print(f"[flagos] {note}", file=sys.stderr)
+    counts: dict[str, int] = {}
+    for r in routes:
+        counts[r["route"]] = counts.get(r["route"], 0) + 1
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    print(f"{args.file}: OK, {len(routes)} routes ({summary})"
+          + (f", {len(notes)} notes" if notes else ""))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_fl")
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -50,6 +89,16 @@ def main(argv: list[str] | None = None) -> int:
 
     p = verbs.add_parser("info", help="activate a plugin and describe it")
     p.set_defaults(func=_cmd_info)
+
+    p = verbs.add_parser("routes", help="show the route of every listed operator (or one)")
+    p.add_argument("--op", help="one operator, e.g. add.Tensor")
+    p.set_defaults(func=_cmd_routes)
+
+    p = verbs.add_parser("conf", help="routing conf tools")
+    conf_verbs = p.add_subparsers(dest="conf_verb", required=True)
+    c = conf_verbs.add_parser("check", help="validate a routing conf against this torch and plugin")
+    c.add_argument("file")
+    c.set_defaults(func=_cmd_conf_check)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -122,7 +122,19 @@ class Resolved:
             "DCU_VENDOR_CORE": self.dcu_vendor_core,
             "VERSIONS": dict(self.versions),
             "SOURCES": dict(self.sources),
+            "BACKEND_CONFIGS": self.backend_configs(),
         }
+
+    def backend_configs(self) -> dict[str, str]:
+        """Default routing conf per platform (file names under torch_fl/confs).
+        A cuda build without boxing kernels is FlagGems-primary (the spec's
+        FLAGOS_BUILD_BOXING note); every other platform has one conf."""
+        confs = {"host": "host.toml"}
+        for acc in ACCELERATORS:
+            confs[acc] = f"{acc}.toml"
+        if not self.kernels["boxing"]:
+            confs["cuda"] = "cuda_flaggems.toml"
+        return confs
 
     def to_module(self) -> str:
         lines = [

@@ -1,0 +1,148 @@
+#include "dispatch/catalog.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <mutex>
+#include <set>
+
+#include "device/runtime.h"
+#include "routes/native.h"
+#include "routes/python_route.h"
+
+namespace flagos::dispatch {
+namespace {
+
+using routing::RouteKind;
+using c10::DispatchKey;
+
+std::optional<c10::OperatorHandle> find_op(const std::string& op) {
+  auto dot = op.find('.');
+  return c10::Dispatcher::singleton().findSchema(
+      {"aten::" + op.substr(0, dot), dot == std::string::npos ? "" : op.substr(dot + 1)});
+}
+
+std::set<std::string>& builtin() {
+  static std::set<std::string> names;
+  return names;
+}
+
+bool composite_explicit(const c10::OperatorHandle& h) {
+  return h.hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutograd) ||
+         h.hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutogradNonFunctional);
+}
+
+// Returns alias an argument without writing it: `Tensor(a)`.
+bool is_view(const c10::FunctionSchema& schema) {
+  for (const auto& r : schema.returns())
+    if (r.alias_info() && !r.alias_info()->isWrite()) return true;
+  return false;
+}
+
+std::string op_string(const c10::OperatorName& name) {
+  std::string s = name.name.substr(6);
+  if (!name.overload_name.empty()) s += "." + name.overload_name;
+  return s;
+}
+
+}  // namespace
+
+void snapshot_builtin_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+      if (name.name.rfind("aten::", 0) != 0) continue;
+      auto h = c10::Dispatcher::singleton().findSchema(name);
+      if (h && h->hasKernelForDispatchKey(DispatchKey::PrivateUse1)) builtin().insert(op_string(name));
+    }
+  });
+}
+
+const std::set<std::string>& builtin_ops() {
+  snapshot_builtin_kernels();
+  return builtin();
+}
+
+TorchCatalog::TorchCatalog(std::string torch_version, bool flaggems_enabled,
+                           std::string flaggems_off_reason)
+    : torch_version_(std::move(torch_version)),
+      flaggems_enabled_(flaggems_enabled),
+      flaggems_off_reason_(std::move(flaggems_off_reason)) {
+  snapshot_builtin_kernels();
+}
+
+std::string TorchCatalog::unroutable_reason(const std::string& op) const {
+  auto h = find_op(op);
+  if (!h) return "no such operator in torch " + torch_version_;
+  if (builtin().count(op)) return "implemented by the torch_fl core itself (core/aten); not routable";
+  if (h->hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd))
+    return "CompositeImplicitAutograd: it decomposes into other operators; route those instead";
+  if (op == "copy_")
+    return "implemented by the torch_fl core itself (copy_ reaches _copy_from: pinned, "
+           "non_blocking and cross-device copies); not routable";
+  for (const auto& arg : h->schema().arguments()) {
+    c10::TypePtr type = arg.type();
+    if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+    if (type->kind() == c10::TypeKind::DeviceObjType)
+      return "takes a Device argument (a factory or conversion): its own device logic runs; not routable";
+  }
+  if (composite_explicit(*h) && !h->hasKernelForDispatchKey(DispatchKey::CPU) && is_view(h->schema()))
+    return "a view with a composite kernel: it runs as as_strided on the flagos storage; not routable";
+  if (!h->hasKernelForDispatchKey(DispatchKey::CPU) && !h->hasKernelForDispatchKey(DispatchKey::CUDA) &&
+      !composite_explicit(*h))
+    return "has no CPU, CUDA or composite kernel in this torch";
+  return "";
+}
+
+bool TorchCatalog::implements(RouteKind kind, const std::string& op) const {
+  auto h = find_op(op);
+  if (!h) return false;
+  switch (kind) {
+    case RouteKind::CpuBoxing:
+    case RouteKind::CpuFallback:
+      return h->hasKernelForDispatchKey(DispatchKey::CPU) || composite_explicit(*h);
+    case RouteKind::CudaBoxing:
+      return h->hasKernelForDispatchKey(DispatchKey::CUDA) || composite_explicit(*h);
+    case RouteKind::Native:
+      return routes::find_native(op).has_value();
+    case RouteKind::FlagGems:
+      return routes::has_python_impl(op);
+    case RouteKind::FlagGemsCpp:
+    case RouteKind::TileOps:
+      return false;
+    case RouteKind::Unrouted:
+      return true;
+  }
+  return false;
+}
+
+std::string TorchCatalog::unavailable_reason(RouteKind kind) const {
+  const auto& plugin = device::active_plugin();
+  const std::string who = "plugin '" + plugin.name() + "'";
+  const bool any = device::device_count() > 0;
+  switch (kind) {
+    case RouteKind::CpuBoxing:
+      if (!any || !device::has_capability(0, FLAGOS_CAP_HOST_ADDRESSABLE))
+        return who + " memory is not host-addressable (no FLAGOS_CAP_HOST_ADDRESSABLE)";
+      return "";
+    case RouteKind::CudaBoxing:
+      if (!any || !device::has_capability(0, FLAGOS_CAP_CUDA_ABI))
+        return who + " memory is not CUDA-ABI (no FLAGOS_CAP_CUDA_ABI)";
+      return "this torch_fl core does not implement CUDA boxing yet";
+    case RouteKind::Native: {
+      if (!plugin.find_extension(FLAGOS_EXTENSION_KERNELS)) return who + " has no native kernels";
+      return "";
+    }
+    case RouteKind::FlagGems:
+      return flaggems_enabled_ ? "" : flaggems_off_reason_;
+    case RouteKind::FlagGemsCpp:
+      return "this build did not compile flaggems_cpp (FLAGOS_BUILD_FLAGGEMS_CPP=OFF)";
+    case RouteKind::TileOps:
+      return "this build did not compile tileops (FLAGOS_BUILD_TILEOPS=OFF)";
+    case RouteKind::CpuFallback:
+    case RouteKind::Unrouted:
+      return "";
+  }
+  return "";
+}
+
+}  // namespace flagos::dispatch

@@ -1,0 +1,109 @@
+#include "dispatch/install.h"
+
+#include <torch/library.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "diag/log.h"
+#include "dispatch/catalog.h"
+#include "dispatch/route_kernel.h"
+#include "error.h"
+#include "routes/host_allocation.h"
+#include "routes/native.h"
+
+namespace flagos::dispatch {
+namespace {
+
+using routing::Route;
+using routing::RouteKind;
+
+std::unique_ptr<Installed> g_installed;
+std::mutex g_mutex;
+
+// The route an op takes when its own cannot serve it here.
+RouteKind next_route(const TorchCatalog& catalog, const std::string& op) {
+  for (RouteKind k : {RouteKind::CpuBoxing, RouteKind::CpuFallback})
+    if (catalog.unavailable_reason(k).empty() && catalog.implements(k, op)) return k;
+  return RouteKind::Unrouted;
+}
+
+// Demotes routes this torch/build/plugin cannot serve; one note per cause.
+Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
+                   const std::string& conf_path, std::vector<std::string>& notes) {
+  Installed out;
+  out.conf_path = conf_path;
+  out.default_route = res.default_route;
+  if (!catalog.unavailable_reason(out.default_route.kind).empty()) {
+    notes.push_back("the conf's default route " + std::string(routing::name(out.default_route.kind)) +
+                    " is unavailable (" + catalog.unavailable_reason(out.default_route.kind) +
+                    "); unlisted ops use cpu_fallback");
+    out.default_route.kind = RouteKind::CpuFallback;
+    out.default_route.why += ", demoted";
+  }
+  std::map<std::string, std::vector<std::string>> demoted;  // cause -> ops
+  for (Route r : res.routes) {
+    if (r.kind != RouteKind::Unrouted && r.kind != RouteKind::CpuFallback) {
+      std::string cause = catalog.unavailable_reason(r.kind);
+      if (cause.empty() && !catalog.implements(r.kind, r.op))
+        cause = std::string(routing::name(r.kind)) + " has no implementation of these ops here";
+      if (!cause.empty()) {
+        RouteKind next = next_route(catalog, r.op);
+        demoted[std::string(routing::name(r.kind)) + ": " + cause + "; they run as " +
+                std::string(routing::name(next))].push_back(r.op);
+        r.why += ", demoted from " + std::string(routing::name(r.kind)) + ": " + cause;
+        r.kind = next;
+        if (next == RouteKind::Unrouted)
+          r.error = "aten::" + r.op + " cannot run on flagos here (" + r.why + ")";
+      }
+    }
+    out.routes.push_back(std::move(r));
+  }
+  for (const auto& [cause, ops] : demoted) {
+    std::string sample;
+    for (size_t i = 0; i < ops.size() && i < 4; ++i) sample += (i ? ", " : "") + ops[i];
+    notes.push_back(std::to_string(ops.size()) + " routes to " + cause + " (" + sample +
+                    (ops.size() > 4 ? ", ..." : "") + ")");
+  }
+  return out;
+}
+
+Installed resolve_all(const InstallOptions& options, std::vector<std::string>& notes) {
+  TorchCatalog catalog(options.torch_version, options.flaggems_enabled, options.flaggems_off_reason);
+  routing::Conf conf = routing::load_conf(options.conf_path);
+  routing::Resolution res = routing::resolve(conf, routing::overrides_from_env(), catalog);
+  notes.insert(notes.end(), res.notes.begin(), res.notes.end());
+  return finalize(res, catalog, conf.path, notes);
+}
+
+}  // namespace
+
+const Installed& install(const InstallOptions& options) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_installed) throw Error("routes are already installed (from " + g_installed->conf_path + ")");
+  std::vector<std::string> notes;
+  Installed table = resolve_all(options, notes);
+  for (const auto& n : notes) diag::warn(n);
+
+  TorchCatalog catalog(options.torch_version, options.flaggems_enabled, options.flaggems_off_reason);
+  static torch::Library* lib =
+      new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  for (const Route& r : table.routes) {
+    if (r.kind == RouteKind::CpuBoxing) routes::install_cpu_allocator_redirect();
+    std::optional<routes::NativeKernel> native;
+    if (r.kind == RouteKind::Native) native = routes::find_native(r.op);
+    lib->impl(r.op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
+                                std::make_unique<RouteKernel>(r, native, next_route(catalog, r.op))));
+  }
+  g_installed = std::make_unique<Installed>(std::move(table));
+  return *g_installed;
+}
+
+const Installed* installed() { return g_installed.get(); }
+
+Installed dry_run(const InstallOptions& options, std::vector<std::string>& notes) {
+  return resolve_all(options, notes);
+}
+
+}  // namespace flagos::dispatch

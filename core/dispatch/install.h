@@ -1,0 +1,39 @@
+// Installing the route table into torch's dispatcher: load the conf, apply
+// the environment's overrides, check every route against what this torch,
+// build and plugin can do, then register one RouteKernel per listed op on
+// PrivateUse1. Done once per process, at import, after plugin activation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "routing/table.h"
+
+namespace flagos::dispatch {
+
+struct InstallOptions {
+  std::string conf_path;
+  std::string torch_version;
+  bool flaggems_enabled = true;
+  std::string flaggems_off_reason;  // why not, when !flaggems_enabled
+};
+
+struct Installed {
+  std::string conf_path;
+  std::vector<routing::Route> routes;  // final routes of listed ops, sorted by op
+  routing::Route default_route;        // unlisted ops
+};
+
+// Throws flagos::Error (file:line) for a conf that cannot be used; the
+// dispatcher is untouched then. A second call throws.
+const Installed& install(const InstallOptions& options);
+
+// The installed table, or nullptr before install().
+const Installed* installed();
+
+// Resolves a conf exactly as install() would, without registering anything
+// (`python -m torch_fl conf check`). Problems that install() would report
+// as [flagos] lines are returned in `notes`.
+Installed dry_run(const InstallOptions& options, std::vector<std::string>& notes);
+
+}  // namespace flagos::dispatch

@@ -1,0 +1,65 @@
+#include "dispatch/route_kernel.h"
+
+#include <algorithm>
+
+#include "aten/cpu_fallback.h"
+#include "diag/log.h"
+#include "env/registry.h"
+#include "error.h"
+#include "routes/cpu_boxing.h"
+#include "routes/python_route.h"
+
+namespace flagos::dispatch {
+
+using routing::RouteKind;
+
+bool log_enabled(const char* entry) {
+  static const std::vector<std::string> entries = env::get_list("FLAGOS_LOG");
+  return std::find(entries.begin(), entries.end(), entry) != entries.end();
+}
+
+void run_route(RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  switch (kind) {
+    case RouteKind::CpuBoxing:
+      routes::cpu_boxing(op, stack);
+      return;
+    case RouteKind::CpuFallback:
+      aten::cpu_fallback(op, stack);
+      return;
+    default:
+      throw Error("route " + std::string(routing::name(kind)) + " cannot serve " +
+                  c10::toString(op.schema().operator_name()) + " here");
+  }
+}
+
+RouteKernel::RouteKernel(routing::Route route, std::optional<routes::NativeKernel> native,
+                         RouteKind next)
+    : route_(std::move(route)), native_(std::move(native)), next_(next) {}
+
+void RouteKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
+                             torch::jit::Stack* stack) {
+  static const bool log_dispatch = log_enabled("dispatch");
+  if (log_dispatch && !logged_.exchange(true)) {
+    diag::info("dispatch: aten::" + route_.op + " -> " + std::string(routing::name(route_.kind)) +
+               " (" + route_.why + ")");
+  }
+  run(route_.kind, op, stack);
+}
+
+void RouteKernel::run(RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  switch (kind) {
+    case RouteKind::Native:
+      if (native_ && routes::run_native(*native_, op, stack)) return;
+      run(next_, op, stack);
+      return;
+    case RouteKind::FlagGems:
+      routes::call_python(route_.op, op, stack);
+      return;
+    case RouteKind::Unrouted:
+      throw Error(route_.error);
+    default:
+      run_route(kind, op, stack);
+  }
+}
+
+}  // namespace flagos::dispatch

@@ -1,0 +1,37 @@
+// One boxed kernel object per routed operator, holding its resolved route:
+// the per-call path does no lookup (DESIGN.md: resolved once, lean per call).
+#pragma once
+
+#include <ATen/core/boxing/OperatorKernel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+
+#include <atomic>
+#include <optional>
+
+#include "routes/native.h"
+#include "routing/table.h"
+
+namespace flagos::dispatch {
+
+class RouteKernel final : public c10::OperatorKernel {
+ public:
+  // `next` serves calls a native kernel declines (FLAGOS_ERROR_UNSUPPORTED).
+  RouteKernel(routing::Route route, std::optional<routes::NativeKernel> native, routing::RouteKind next);
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack);
+
+ private:
+  void run(routing::RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack* stack);
+  routing::Route route_;
+  std::optional<routes::NativeKernel> native_;
+  routing::RouteKind next_;
+  std::atomic<bool> logged_{false};
+};
+
+// Runs `kind` for any op (used by the default route of unlisted operators).
+void run_route(routing::RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// Whether FLAGOS_LOG contains `entry` (read once).
+bool log_enabled(const char* entry);
+
+}  // namespace flagos::dispatch

@@ -1,0 +1,117 @@
+// torch_fl._C routing functions: install the route table, introspect it,
+// check a conf, and the Python side of the `flaggems` route (a registry of
+// Python implementations the core calls with the GIL held).
+#include <pybind11/stl.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
+
+#include "bindings.h"
+#include "dispatch/catalog.h"
+#include "dispatch/install.h"
+#include "routes/native.h"
+#include "error.h"
+#include "routes/python_route.h"
+
+namespace py = pybind11;
+
+namespace flagos::python {
+namespace {
+
+py::object& registry() {
+  static py::object* dict = new py::object(py::dict());  // never destroyed (exit order)
+  return *dict;
+}
+
+bool lookup(const std::string& op) {
+  py::gil_scoped_acquire gil;
+  return py::bool_(registry().attr("__contains__")(op));
+}
+
+void call(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  py::gil_scoped_acquire gil;
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments().size();
+  py::object fn = registry().attr("get")(op_name);
+  if (fn.is_none()) throw Error("aten::" + op_name + " is routed to flaggems, but no Python implementation is registered");
+  py::list args;
+  py::dict kwargs;
+  for (size_t i = 0; i < n; ++i) {
+    const c10::Argument& a = schema.arguments()[i];
+    py::object value = torch::jit::toPyObject((*stack)[stack->size() - n + i]);
+    if (a.kwarg_only()) {
+      kwargs[py::str(a.name())] = value;
+    } else {
+      args.append(value);
+    }
+  }
+  py::object result;
+  try {
+    result = fn(*args, **kwargs);
+  } catch (py::error_already_set& e) {
+    throw Error("flaggems implementation of aten::" + op_name + " raised: " + e.what());
+  }
+  torch::jit::drop(*stack, n);
+  const auto& returns = schema.returns();
+  if (returns.size() == 1) {
+    stack->push_back(torch::jit::toIValue(result, returns[0].type()));
+  } else if (returns.size() > 1) {
+    py::tuple tuple = result.cast<py::tuple>();
+    for (size_t r = 0; r < returns.size(); ++r)
+      stack->push_back(torch::jit::toIValue(tuple[r], returns[r].type()));
+  }
+}
+
+py::dict describe(const routing::Route& r) {
+  py::dict d;
+  d["op"] = r.op;
+  d["route"] = std::string(routing::name(r.kind));
+  d["why"] = r.why;
+  if (!r.error.empty()) d["error"] = r.error;
+  return d;
+}
+
+py::dict describe(const dispatch::Installed& t) {
+  py::list routes;
+  for (const auto& r : t.routes) routes.append(describe(r));
+  py::dict d;
+  d["conf"] = t.conf_path;
+  d["routes"] = routes;
+  d["default"] = describe(t.default_route);
+  return d;
+}
+
+dispatch::InstallOptions options(const std::string& conf, const std::string& torch_version,
+                                 bool flaggems_enabled, const std::string& off_reason) {
+  return {conf, torch_version, flaggems_enabled, off_reason};
+}
+
+}  // namespace
+
+void bind_routing(py::module_& m) {
+  routes::set_python_route(&call, &lookup);
+  m.def("_set_python_registry", [](py::object dict) { registry() = std::move(dict); });
+  m.def("_install_routes", [](const std::string& conf, const std::string& torch_version,
+                              bool flaggems_enabled, const std::string& off_reason) {
+    return describe(dispatch::install(options(conf, torch_version, flaggems_enabled, off_reason)));
+  });
+  m.def("_routes", []() -> py::object {
+    const auto* t = dispatch::installed();
+    return t ? py::object(describe(*t)) : py::object(py::none());
+  });
+  m.def("_builtin_ops", [] {
+    const auto& ops = dispatch::builtin_ops();
+    return std::vector<std::string>(ops.begin(), ops.end());
+  });
+  m.def("_plugin_kernel_schemas", [] { return routes::plugin_kernel_schemas(); });
+  m.def("_unroutable_reason", [](const std::string& op, const std::string& torch_version) {
+    return dispatch::TorchCatalog(torch_version, false, "").unroutable_reason(op);
+  });
+  m.def("_native_serves", [](const std::string& op) { return routes::find_native(op).has_value(); });
+  m.def("_check_conf", [](const std::string& conf, const std::string& torch_version,
+                          bool flaggems_enabled, const std::string& off_reason) {
+    std::vector<std::string> notes;
+    auto t = dispatch::dry_run(options(conf, torch_version, flaggems_enabled, off_reason), notes);
+    return py::make_tuple(describe(t), notes);
+  });
+}
+
+}  // namespace flagos::python

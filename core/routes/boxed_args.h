@@ -1,0 +1,58 @@
+// Walking the boxed arguments of an operator call: the tensors inside an
+// IValue (tensor, tensor list, list of optional tensors), the device an op
+// runs on, generator arguments, and which argument a return aliases.
+// Shared by the routes that rewrite a call for another dispatch key.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
+
+#include <optional>
+#include <vector>
+
+namespace flagos::routes {
+
+inline bool is_flagos(const at::Tensor& t) {
+  return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+// `v` with `f` applied to every tensor inside; other values unchanged.
+template <typename F>
+c10::IValue map_tensors(const c10::IValue& v, F&& f) {
+  if (v.isTensor()) return f(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    out.reserve(v.toTensorList().size());
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
+    return out;
+  }
+  if (v.isList()) {
+    auto list = v.toList();
+    c10::impl::GenericList out(list.elementType());
+    for (const c10::IValue& item : list) out.push_back(map_tensors(item, f));
+    return out;
+  }
+  return v;
+}
+
+template <typename F>
+void for_each_tensor(const c10::IValue& v, F&& f) {
+  if (v.isTensor()) {
+    f(v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorList()) f(t);
+  } else if (v.isList()) {
+    for (const c10::IValue& item : v.toList()) for_each_tensor(item, f);
+  }
+}
+
+// The flagos device of the first flagos tensor (or flagos Device argument).
+std::optional<c10::DeviceIndex> find_device(const c10::IValue* args, size_t n);
+
+bool is_generator_arg(const c10::Argument& arg);
+
+// The index of the argument whose alias set return `ret` shares, or -1.
+int aliased_argument(const c10::FunctionSchema& schema, size_t ret);
+
+}  // namespace flagos::routes

@@ -1,0 +1,176 @@
+#include "routes/native.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "device/runtime.h"
+#include "device/streams.h"
+#include "diag/log.h"
+#include "routes/boxed_args.h"
+#include "routes/native_args.h"
+
+namespace flagos::routes {
+namespace {
+
+// schema string -> kernel, for the active plugin's extension.
+const std::unordered_map<std::string, const flagos_kernel_t*>& plugin_kernels() {
+  static std::unordered_map<std::string, const flagos_kernel_t*> table;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto plugin = plugin::active();
+    if (!plugin) return;
+    auto* ext = reinterpret_cast<const flagos_kernels_ext_t*>(
+        plugin->find_extension(FLAGOS_EXTENSION_KERNELS));
+    if (!ext) return;
+    for (size_t i = 0; i < ext->num_kernels; ++i) {
+      const flagos_kernel_t* k = ext->kernels[i];
+      if (!k || !k->schema || !k->run) continue;
+      table.emplace(k->schema, k);
+    }
+  });
+  return table;
+}
+
+const flagos_kernel_t* kernel_for(const c10::OperatorHandle& op) {
+  const auto& table = plugin_kernels();
+  auto it = table.find(c10::toString(op.schema()));
+  return it == table.end() ? nullptr : it->second;
+}
+
+bool is_out_variant(const c10::FunctionSchema& s) {
+  return !s.arguments().empty() && s.arguments().back().is_out();
+}
+
+bool same_arguments(const c10::FunctionSchema& out, const c10::FunctionSchema& base, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const auto& a = out.arguments()[i];
+    const auto& b = base.arguments()[i];
+    if (a.name() != b.name() || a.type()->str() != b.type()->str()) return false;
+  }
+  return true;
+}
+
+// Whether `out` is `base` plus trailing out= arguments.
+bool extends(const c10::FunctionSchema& out, const c10::FunctionSchema& base) {
+  size_t n = base.arguments().size();
+  if (out.arguments().size() <= n || !same_arguments(out, base, n)) return false;
+  for (size_t i = n; i < out.arguments().size(); ++i)
+    if (!out.arguments()[i].is_out()) return false;
+  return true;
+}
+
+std::optional<c10::OperatorHandle> find_op(const std::string& qualified) {
+  auto dot = qualified.find('.');
+  c10::OperatorName name("aten::" + qualified.substr(0, dot),
+                         dot == std::string::npos ? "" : qualified.substr(dot + 1));
+  return c10::Dispatcher::singleton().findSchema(name);
+}
+
+}  // namespace
+
+std::vector<std::string> plugin_kernel_schemas() {
+  std::vector<std::string> out;
+  for (const auto& [schema, kernel] : plugin_kernels()) out.push_back(schema);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<NativeKernel> find_native(const std::string& op_name) {
+  if (plugin_kernels().empty()) return std::nullopt;
+  auto op = find_op(op_name);
+  if (!op) return std::nullopt;
+  const c10::FunctionSchema& schema = op->schema();
+  if (is_out_variant(schema)) {
+    if (auto* k = kernel_for(*op)) return NativeKernel{k, *op, NativeKernel::Form::Out};
+    return std::nullopt;
+  }
+  // add_.Tensor -> the out overload of "add" extending add.Tensor's arguments.
+  std::string base = schema.name().substr(6);  // drop "aten::"
+  const bool inplace = base.size() > 1 && base.back() == '_' && base.compare(0, 2, "__") != 0;
+  if (inplace) base.pop_back();
+  for (const auto& candidate : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (candidate.name != "aten::" + base) continue;
+    auto handle = c10::Dispatcher::singleton().findSchema(candidate);
+    if (!handle || !is_out_variant(handle->schema())) continue;
+    const flagos_kernel_t* k = kernel_for(*handle);
+    if (!k) continue;
+    if (inplace) {
+      // self plays out: the in-place arguments are the out op's non-out ones.
+      const auto& out_args = handle->schema().arguments();
+      if (out_args.size() == schema.arguments().size() + 1 && out_args.back().is_out() &&
+          same_arguments(handle->schema(), schema, schema.arguments().size()))
+        return NativeKernel{k, *handle, NativeKernel::Form::Inplace};
+    } else if (extends(handle->schema(), schema) && schema.returns().size() ==
+                                                       handle->schema().returns().size()) {
+      return NativeKernel{k, *handle, NativeKernel::Form::Functional};
+    }
+  }
+  return std::nullopt;
+}
+
+bool run_native(const NativeKernel& k, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments().size();
+  std::vector<c10::IValue> args(stack->end() - n, stack->end());
+  auto device_opt = find_device(args.data(), n);
+  if (!device_opt) return false;
+  const auto device = *device_opt;
+
+  std::vector<c10::IValue> full = args;  // the out op's arguments, outs included
+  std::vector<at::Tensor> outputs;
+  if (k.form == NativeKernel::Form::Inplace) {
+    full.push_back(args[0]);
+  } else if (k.form == NativeKernel::Form::Functional) {
+    // Shapes and dtypes from the Meta kernel; memory from the flagos allocator.
+    torch::jit::Stack meta;
+    for (const auto& v : args)
+      meta.push_back(map_tensors(v, [](const at::Tensor& t) {
+        return is_flagos(t) ? at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta)) : t;
+      }));
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+    for (const auto& v : meta) {
+      if (!v.isTensor()) return false;
+      const at::Tensor& m = v.toTensor();
+      outputs.push_back(at::empty_strided(m.sizes(), m.strides(),
+                                          m.options().device(c10::Device(c10::DeviceType::PrivateUse1, device))));
+      full.push_back(outputs.back());
+    }
+  }
+
+  KernelArgs builder;
+  const auto& out_args = k.out_op.schema().arguments();
+  for (size_t i = 0; i < full.size(); ++i)
+    if (!builder.add(full[i], out_args[i], device)) return false;
+
+  flagos_kernel_call_t call{};
+  call.struct_size = sizeof(call);
+  call.device = device;
+  call.stream = device::current_native(device);
+  call.num_args = builder.args().size();
+  call.args = builder.args().data();
+  const auto& plugin = device::active_plugin();
+  flagos_status_t status = k.kernel->run(&call);
+  if (status == FLAGOS_ERROR_UNSUPPORTED) return false;
+  plugin.check(status, k.kernel->schema);
+
+  torch::jit::drop(*stack, n);
+  switch (k.form) {
+    case NativeKernel::Form::Out:
+      for (size_t r = 0; r < schema.returns().size(); ++r)
+        stack->push_back(args[n - schema.returns().size() + r]);
+      break;
+    case NativeKernel::Form::Inplace:
+      stack->push_back(args[0]);
+      break;
+    case NativeKernel::Form::Functional:
+      for (auto& t : outputs) stack->push_back(std::move(t));
+      break;
+  }
+  return true;
+}
+
+}  // namespace flagos::routes

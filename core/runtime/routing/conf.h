@@ -1,0 +1,46 @@
+// Routing confs: which route kind each ATen operator takes (docs/routing.md).
+//
+// Two formats, chosen by the file name:
+//   *.toml  [conf] platform/default/include/tileops, then [routes] "op" = "kind"
+//   other   the upstream line format: `op = backend`, `# comment`,
+//           `include <path>`; `# tileops` after a route annotates it.
+// Includes resolve against the including file's directory, nest at most 8
+// deep, and are read first: the including file's lines win.
+// Every error names the file and the line and throws flagos::Error.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "routing/route_kind.h"
+
+namespace flagos::routing {
+
+struct ConfEntry {
+  std::string op;  // "add.Tensor", "mm" (default overload), "_foreach_add_.Scalar"
+  RouteKind kind;
+  std::string file;
+  int line = 0;
+  std::string where() const { return file + ":" + std::to_string(line); }
+};
+
+struct Conf {
+  std::string path;      // the file loaded (absolute)
+  std::string platform;  // [conf] platform; "" for line-format confs
+  // [conf] torch: the torch version a generated conf was made from. Against
+  // another torch, operators that torch lacks are skipped (one note), not
+  // errors: a shipped conf outlives the exact torch it was generated with.
+  std::string torch;
+  std::optional<RouteKind> default_kind;  // [conf] default; else cpu_fallback
+  std::string default_where;
+  std::vector<ConfEntry> entries;    // in file order, includes first
+  std::vector<std::string> tileops;  // ops annotated for FLAGOS_FORCE_BACKEND=tileops
+};
+
+Conf load_conf(const std::string& path);
+
+// "add.Tensor" shaped: an identifier, then optionally "." and an overload.
+bool valid_op_name(const std::string& op);
+
+}  // namespace flagos::routing

@@ -1,0 +1,39 @@
+"""The FlagGems side of the `flaggems` route: at import, before routes are
+installed, every (op, function) pair of ``flag_gems._FULL_CONFIG`` becomes a
+Python implementation the core may call. Nothing is registered when FlagGems
+is switched off (FLAGOS_DISABLE_FLAGGEMS_PY=1, a build without flaggems) or
+not installed; routes naming it then take their next route, with one line.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from torch_fl import _routing
+
+_status = "not loaded"
+
+
+def load() -> int:
+    """Registers FlagGems' operators; returns how many."""
+    global _status
+    enabled, reason = _routing._flaggems_switch()
+    if not enabled:
+        _status = reason
+        return 0
+    try:
+        flag_gems = importlib.import_module("flag_gems")
+    except ImportError as exc:
+        _status = f"flag_gems is not installed ({exc})"
+        return 0
+    count = 0
+    for item in getattr(flag_gems, "_FULL_CONFIG", ()):
+        if len(item) >= 2 and isinstance(item[0], str) and callable(item[1]):
+            _routing._python_impls.setdefault(item[0], item[1])
+            count += 1
+    _status = f"{count} operators from flag_gems {getattr(flag_gems, '__version__', '?')}"
+    return count
+
+
+def status() -> str:
+    return _status

@@ -1,0 +1,102 @@
+"""Per-operator routing (docs/routing.md): which conf is in use, installing
+it at import, and introspection.
+
+The conf comes from ``FLAGOS_BACKEND_CONFIG`` when the user exported it
+(never written by this package), else from the build record's default for the
+active plugin. The core loads it, applies ``FLAGOS_OP_<op>`` and
+``FLAGOS_FORCE_BACKEND``, checks every route against this torch, build and
+plugin, and registers one kernel per listed operator; nothing is looked up
+per call.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Optional
+
+import torch
+
+from torch_fl import _C, _build_config_reader, _env
+
+# Python implementations for the `flaggems` route: op name -> callable taking
+# the op's arguments (kwarg-only ones by keyword). FlagGems fills it on
+# accelerators; tests register small ones.
+_python_impls: dict[str, Callable] = {}
+_C._set_python_registry(_python_impls)
+
+
+def confs_dir() -> str:
+    """Where the build installed the platform confs (beside _C)."""
+    return os.path.join(os.path.dirname(os.path.abspath(_C.__file__)), "confs")
+
+
+def _plugin_name() -> Optional[str]:
+    info = _C.active_plugin()
+    return None if info is None else info["name"]
+
+
+def backend_config_path() -> str:
+    """The routing conf in use: ``FLAGOS_BACKEND_CONFIG`` when exported, else
+    the build record's default for the active plugin (default.toml, which
+    lists nothing, for a plugin the build ships no conf for)."""
+    override = _env.get("FLAGOS_BACKEND_CONFIG")
+    if override:
+        if not os.path.isabs(override):
+            raise RuntimeError(
+                f"[flagos] FLAGOS_BACKEND_CONFIG must be an absolute path, got '{override}'")
+        return override
+    name = _build_config_reader.record().get("BACKEND_CONFIGS", {}).get(_plugin_name() or "")
+    return os.path.join(confs_dir(), name or "default.toml")
+
+
+def _flaggems_switch() -> tuple[bool, str]:
+    if _env.get("FLAGOS_DISABLE_FLAGGEMS_PY"):
+        return False, "FLAGOS_DISABLE_FLAGGEMS_PY=1 leaves the FlagGems Python layer unregistered"
+    if not _build_config_reader.record().get("KERNELS", {}).get("flaggems", True):
+        return False, "this build did not compile flaggems (FLAGOS_BUILD_FLAGGEMS=OFF)"
+    return True, ""
+
+
+def install() -> dict:
+    """Import step: installs the conf in use (once per process)."""
+    enabled, reason = _flaggems_switch()
+    return _C._install_routes(backend_config_path(), torch.__version__, enabled, reason)
+
+
+def routes(op: Optional[str] = None) -> list[dict]:
+    """Every listed operator's route: ``{"op", "route", "why"[, "error"]}``.
+    Unlisted operators take the default route (``default_route()``).
+    With ``op``, that operator's entry (the default route when unlisted)."""
+    table = _C._routes()
+    if table is None:
+        raise RuntimeError("[flagos] no routes are installed yet (import torch_fl first)")
+    if op is None:
+        return list(table["routes"])
+    for r in table["routes"]:
+        if r["op"] == op:
+            return [r]
+    default = dict(table["default"])
+    default["op"] = op
+    return [default]
+
+
+def default_route() -> dict:
+    table = _C._routes()
+    return dict(table["default"]) if table else {}
+
+
+def check_conf(path: str) -> tuple[list[dict], list[str]]:
+    """Validates ``path`` against the installed torch and the active plugin
+    without installing it. Raises RuntimeError naming file:line on errors;
+    returns (routes, notes) where notes are what installing it would report."""
+    enabled, reason = _flaggems_switch()
+    table, notes = _C._check_conf(os.path.abspath(path), torch.__version__, enabled, reason)
+    return list(table["routes"]), list(notes)
+
+
+def register_python_impl(op: str, fn: Callable) -> None:
+    """Registers the implementation the `flaggems` route calls for ``op``
+    ("add.Tensor"). Must happen before import-time routing sees the op as
+    implemented, i.e. before ``import torch_fl`` installs routes, or be
+    consumed by a conf checked later."""
+    _python_impls[op] = fn

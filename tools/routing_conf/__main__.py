@@ -1,0 +1,78 @@
+"""python -m tools.routing_conf generate [--out DIR] [--flaggems-ops FILE]
+python -m tools.routing_conf flaggems-ops SOURCE [--out FILE]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _generate(args: argparse.Namespace) -> int:
+    # torch_fl must import without installing a shipped conf (they are the output).
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as empty:
+        empty.write("[conf]\n")
+    os.environ["FLAGOS_BACKEND_CONFIG"] = empty.name
+    from tools.routing_conf.facts import collect
+    from tools.routing_conf.flaggems_ops import load_list
+    from tools.routing_conf.platforms import conf_specs
+    from tools.routing_conf.writer import render
+
+    facts = collect()
+    os.unlink(empty.name)
+    flaggems_all = load_list(args.flaggems_ops)
+    routable = set(facts.routable)
+    sets = {
+        "cpu": facts.cpu,
+        "cuda": facts.cuda,
+        "native_host": facts.native_host,
+        "flaggems": {op for op in flaggems_all if op in routable},
+    }
+    os.makedirs(args.out, exist_ok=True)
+    for spec in conf_specs():
+        routes: dict[str, str] = {}
+        for set_name, kind in spec.route_sets:
+            routes.update({op: kind for op in sets[set_name]})
+        notes = [f"torch {facts.torch_version}: {len(facts.routable)} routable operators; not routable: "
+                 + ", ".join(f"{v} {k}" for k, v in sorted(facts.excluded.items()))]
+        if any(s == "flaggems" for s, _ in spec.route_sets):
+            notes.append(f"FlagGems list: {os.path.basename(args.flaggems_ops)}, {len(flaggems_all)} ops, "
+                         f"{len(sets['flaggems'])} routable here")
+        path = os.path.join(args.out, spec.file)
+        with open(path, "w") as f:
+            f.write(render(spec, routes, facts.torch_version, notes))
+        print(f"{path}: {len(routes)} routes")
+    return 0
+
+
+def _flaggems_ops(args: argparse.Namespace) -> int:
+    from tools.routing_conf.flaggems_ops import read_ops
+
+    ops = read_ops(args.source)
+    with open(args.out, "w") as f:
+        f.write(f"# FlagGems _FULL_CONFIG operators, read from {os.path.basename(args.source)}\n")
+        f.write("\n".join(ops) + "\n")
+    print(f"{args.out}: {len(ops)} ops")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.routing_conf")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    g = verbs.add_parser("generate", help="write confs/<platform>.toml from the installed torch")
+    g.add_argument("--out", default=os.path.join(ROOT, "confs"))
+    g.add_argument("--flaggems-ops", default=os.path.join(ROOT, "confs", "sources", "flaggems_ops.txt"))
+    g.set_defaults(func=_generate)
+    f = verbs.add_parser("flaggems-ops", help="extract FlagGems' op list from a wheel or source tree")
+    f.add_argument("source")
+    f.add_argument("--out", default=os.path.join(ROOT, "confs", "sources", "flaggems_ops.txt"))
+    f.set_defaults(func=_flaggems_ops)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""What the installed torch and the active plugin say about every ATen
+operator: the routing universe and each route kind's coverage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Facts:
+    torch_version: str
+    routable: list[str]                      # sorted op names a conf may list
+    cpu: set[str] = field(default_factory=set)      # runs under the CPU key
+    cuda: set[str] = field(default_factory=set)     # has a CUDA kernel (yaml)
+    native_host: set[str] = field(default_factory=set)  # host plugin kernels (+ derived forms)
+    excluded: dict[str, int] = field(default_factory=dict)  # reason -> count
+
+
+def _op_name(qualified: str, overload: str) -> str:
+    base = qualified.split("::", 1)[1]
+    return f"{base}.{overload}" if overload else base
+
+
+def collect() -> Facts:
+    """Needs torch_fl imported with an empty routing conf (see __main__)."""
+    import torch
+    import torch_fl  # noqa: F401
+    from torch_fl import _C
+
+    from tools.routing_conf.cuda_kernels import ops_with_cuda_kernel
+
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    facts = Facts(torch.__version__, [])
+
+    def reason_of(op: str) -> str:
+        return _C._unroutable_reason(op, torch.__version__)
+
+    cuda_yaml = ops_with_cuda_kernel()
+    for qualified in torch._C._dispatch_get_all_op_names():
+        if not qualified.startswith("aten::"):
+            continue
+        facts_for(qualified, has, reason_of, cuda_yaml, facts)
+    facts.routable.sort()
+    facts.native_host = {op for op in facts.routable if _C._native_serves(op)}
+    return facts
+
+
+def facts_for(qualified: str, has, reason_of, cuda_yaml, facts: Facts) -> None:
+    name, _, overload = qualified.partition(".")
+    op = _op_name(name, overload)
+    reason = reason_of(op)
+    if reason:
+        key = reason.split(":")[0].split(" (")[0]
+        facts.excluded[key] = facts.excluded.get(key, 0) + 1
+        return
+    composite = has(qualified, "CompositeExplicitAutograd") or \
+        has(qualified, "CompositeExplicitAutogradNonFunctional")
+    facts.routable.append(op)
+    if has(qualified, "CPU") or composite:
+        facts.cpu.add(op)
+    if op in cuda_yaml or composite:
+        facts.cuda.add(op)

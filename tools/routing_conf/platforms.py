@@ -1,0 +1,57 @@
+"""Which confs each platform gets, and what routes each one lists.
+
+Route-kind preference per platform, most specific first:
+  host           cpu (zero-copy CPU kernels); host_native.toml adds the host
+                 plugin's reference kernels on `native` over it
+  cuda, ppu,     cuda.toml: every op with a CUDA kernel on boxing (`cuda`);
+  metax, dcu     <p>_flaggems.toml / <p>.toml: FlagGems ops on `flaggems`,
+                 included over the boxing conf
+  musa, ascend,  FlagGems ops on `flaggems`; everything else the default
+  gcu,           (cpu_fallback) until their plugins declare native kernels
+  tsingmicro
+  bpu            nothing listed (no FlagGems on bpu): cpu_fallback
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ConfSpec:
+    file: str
+    platform: str
+    description: str
+    include: list[str] = field(default_factory=list)
+    route_sets: list[tuple[str, str]] = field(default_factory=list)  # (facts set, route kind)
+
+
+CUDA_LIKE = ("ppu", "metax", "dcu")
+FLAGGEMS_ONLY = ("musa", "ascend", "gcu", "tsingmicro")
+
+
+def conf_specs() -> list[ConfSpec]:
+    specs = [
+        ConfSpec("host.toml", "host",
+                 "host plugin: every op the installed torch can run on the CPU, zero-copy",
+                 route_sets=[("cpu", "cpu")]),
+        ConfSpec("host_native.toml", "host",
+                 "host plugin with its reference kernels on the native route",
+                 include=["host.toml"], route_sets=[("native_host", "native")]),
+        ConfSpec("cuda.toml", "cuda",
+                 "CUDA boxing: every op with a CUDA kernel in the installed torch",
+                 route_sets=[("cuda", "cuda")]),
+        ConfSpec("cuda_flaggems.toml", "cuda",
+                 "FlagGems-primary: FlagGems ops on flaggems, the rest on CUDA boxing",
+                 include=["cuda.toml"], route_sets=[("flaggems", "flaggems")]),
+    ]
+    for p in CUDA_LIKE:
+        specs.append(ConfSpec(f"{p}.toml", p,
+                              f"{p}: FlagGems ops on flaggems, the rest on CUDA boxing (CUDA-ABI runtime)",
+                              include=["cuda.toml"], route_sets=[("flaggems", "flaggems")]))
+    for p in FLAGGEMS_ONLY:
+        specs.append(ConfSpec(f"{p}.toml", p,
+                              f"{p}: FlagGems ops on flaggems, the rest cpu_fallback",
+                              route_sets=[("flaggems", "flaggems")]))
+    specs.append(ConfSpec("bpu.toml", "bpu", "bpu: no FlagGems; every op cpu_fallback"))
+    return specs
