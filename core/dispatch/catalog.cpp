@@ -1,6 +1,7 @@
 #include "dispatch/catalog.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <mutex>
 #include <set>
@@ -62,17 +63,13 @@ const std::set<std::string>& builtin_ops() {
   return builtin();
 }
 
-TorchCatalog::TorchCatalog(std::string torch_version, bool flaggems_enabled,
-                           std::string flaggems_off_reason)
-    : torch_version_(std::move(torch_version)),
-      flaggems_enabled_(flaggems_enabled),
-      flaggems_off_reason_(std::move(flaggems_off_reason)) {
+TorchCatalog::TorchCatalog(CatalogOptions options) : options_(std::move(options)) {
   snapshot_builtin_kernels();
 }
 
 std::string TorchCatalog::unroutable_reason(const std::string& op) const {
   auto h = find_op(op);
-  if (!h) return "no such operator in torch " + torch_version_;
+  if (!h) return "no such operator in torch " + options_.torch_version;
   if (builtin().count(op)) return "implemented by the torch_fl core itself (core/aten); not routable";
   if (h->hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd))
     return "CompositeImplicitAutograd: it decomposes into other operators; route those instead";
@@ -127,13 +124,17 @@ std::string TorchCatalog::unavailable_reason(RouteKind kind) const {
     case RouteKind::CudaBoxing:
       if (!any || !device::has_capability(0, FLAGOS_CAP_CUDA_ABI))
         return who + " memory is not CUDA-ABI (no FLAGOS_CAP_CUDA_ABI)";
-      return "this torch_fl core does not implement CUDA boxing yet";
+      if (!c10::impl::hasDeviceGuardImpl(c10::kCUDA))
+        return "the installed torch has no CUDA (a CPU build)";
+      if (!options_.boxing_compiled)
+        return "this build did not compile CUDA boxing (FLAGOS_BUILD_BOXING=OFF)";
+      return "";
     case RouteKind::Native: {
       if (!plugin.find_extension(FLAGOS_EXTENSION_KERNELS)) return who + " has no native kernels";
       return "";
     }
     case RouteKind::FlagGems:
-      return flaggems_enabled_ ? "" : flaggems_off_reason_;
+      return options_.flaggems_enabled ? "" : options_.flaggems_off_reason;
     case RouteKind::FlagGemsCpp:
       return "this build did not compile flaggems_cpp (FLAGOS_BUILD_FLAGGEMS_CPP=OFF)";
     case RouteKind::TileOps:

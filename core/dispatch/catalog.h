@@ -10,18 +10,24 @@
 
 namespace flagos::dispatch {
 
+// What the Python layer knows about this build and process.
+struct CatalogOptions {
+  std::string torch_version;        // "2.13.0+cpu"
+  bool flaggems_enabled = true;     // FlagGems' Python layer may be called
+  std::string flaggems_off_reason;  // why not, when !flaggems_enabled
+  bool boxing_compiled = false;     // the build record's KERNELS["boxing"]
+};
+
 class TorchCatalog final : public routing::Catalog {
  public:
-  TorchCatalog(std::string torch_version, bool flaggems_enabled, std::string flaggems_off_reason);
+  explicit TorchCatalog(CatalogOptions options);
   std::string unroutable_reason(const std::string& op) const override;
   bool implements(routing::RouteKind kind, const std::string& op) const override;
   std::string unavailable_reason(routing::RouteKind kind) const override;
-  std::string torch_version() const override { return torch_version_; }
+  std::string torch_version() const override { return options_.torch_version; }
 
  private:
-  std::string torch_version_;
-  bool flaggems_enabled_;
-  std::string flaggems_off_reason_;
+  CatalogOptions options_;
 };
 
 // Records which operators the core itself implements on PrivateUse1 (views,

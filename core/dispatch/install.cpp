@@ -70,7 +70,7 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
 }
 
 Installed resolve_all(const InstallOptions& options, std::vector<std::string>& notes) {
-  TorchCatalog catalog(options.torch_version, options.flaggems_enabled, options.flaggems_off_reason);
+  TorchCatalog catalog(options.catalog);
   routing::Conf conf = routing::load_conf(options.conf_path);
   routing::Resolution res = routing::resolve(conf, routing::overrides_from_env(), catalog);
   notes.insert(notes.end(), res.notes.begin(), res.notes.end());
@@ -86,7 +86,7 @@ const Installed& install(const InstallOptions& options) {
   Installed table = resolve_all(options, notes);
   for (const auto& n : notes) diag::warn(n);
 
-  TorchCatalog catalog(options.torch_version, options.flaggems_enabled, options.flaggems_off_reason);
+  TorchCatalog catalog(options.catalog);
   static torch::Library* lib =
       new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
   for (const Route& r : table.routes) {

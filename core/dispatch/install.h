@@ -7,15 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/catalog.h"
 #include "routing/table.h"
 
 namespace flagos::dispatch {
 
 struct InstallOptions {
   std::string conf_path;
-  std::string torch_version;
-  bool flaggems_enabled = true;
-  std::string flaggems_off_reason;  // why not, when !flaggems_enabled
+  CatalogOptions catalog;
 };
 
 struct Installed {

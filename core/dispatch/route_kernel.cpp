@@ -3,10 +3,11 @@
 #include <algorithm>
 
 #include "aten/cpu_fallback.h"
+#include "device/runtime.h"
 #include "diag/log.h"
 #include "env/registry.h"
 #include "error.h"
-#include "routes/cpu_boxing.h"
+#include "routes/boxing.h"
 #include "routes/python_route.h"
 
 namespace flagos::dispatch {
@@ -23,6 +24,9 @@ void run_route(RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack*
     case RouteKind::CpuBoxing:
       routes::cpu_boxing(op, stack);
       return;
+    case RouteKind::CudaBoxing:
+      routes::cuda_boxing(op, stack);
+      return;
     case RouteKind::CpuFallback:
       aten::cpu_fallback(op, stack);
       return;
@@ -34,7 +38,11 @@ void run_route(RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack*
 
 RouteKernel::RouteKernel(routing::Route route, std::optional<routes::NativeKernel> native,
                          RouteKind next)
-    : route_(std::move(route)), native_(std::move(native)), next_(next) {}
+    : route_(std::move(route)),
+      native_(std::move(native)),
+      next_(next),
+      flaggems_on_cuda_(route_.kind == RouteKind::FlagGems && device::device_count() > 0 &&
+                        device::has_capability(0, FLAGOS_CAP_CUDA_ABI)) {}
 
 void RouteKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
                              torch::jit::Stack* stack) {
@@ -53,7 +61,14 @@ void RouteKernel::run(RouteKind kind, const c10::OperatorHandle& op, torch::jit:
       run(next_, op, stack);
       return;
     case RouteKind::FlagGems:
-      routes::call_python(route_.op, op, stack);
+      if (flaggems_on_cuda_) {
+        // FlagGems' Triton kernels take CUDA tensors and launch on torch's
+        // current CUDA stream: box the operands, as for the cuda route.
+        routes::run_boxed(routes::BoxingTarget::Cuda, op, stack,
+                          [&](torch::jit::Stack* s) { routes::call_python(route_.op, op, s); });
+      } else {
+        routes::call_python(route_.op, op, stack);
+      }
       return;
     case RouteKind::Unrouted:
       throw Error(route_.error);

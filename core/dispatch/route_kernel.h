@@ -25,6 +25,7 @@ class RouteKernel final : public c10::OperatorKernel {
   routing::Route route_;
   std::optional<routes::NativeKernel> native_;
   routing::RouteKind next_;
+  bool flaggems_on_cuda_;
   std::atomic<bool> logged_{false};
 };
 

@@ -79,9 +79,13 @@ py::dict describe(const dispatch::Installed& t) {
   return d;
 }
 
-dispatch::InstallOptions options(const std::string& conf, const std::string& torch_version,
-                                 bool flaggems_enabled, const std::string& off_reason) {
-  return {conf, torch_version, flaggems_enabled, off_reason};
+dispatch::CatalogOptions catalog_options(const py::dict& d) {
+  dispatch::CatalogOptions o;
+  o.torch_version = d["torch_version"].cast<std::string>();
+  o.flaggems_enabled = d["flaggems_enabled"].cast<bool>();
+  o.flaggems_off_reason = d["flaggems_off_reason"].cast<std::string>();
+  o.boxing_compiled = d["boxing_compiled"].cast<bool>();
+  return o;
 }
 
 }  // namespace
@@ -89,9 +93,8 @@ dispatch::InstallOptions options(const std::string& conf, const std::string& tor
 void bind_routing(py::module_& m) {
   routes::set_python_route(&call, &lookup);
   m.def("_set_python_registry", [](py::object dict) { registry() = std::move(dict); });
-  m.def("_install_routes", [](const std::string& conf, const std::string& torch_version,
-                              bool flaggems_enabled, const std::string& off_reason) {
-    return describe(dispatch::install(options(conf, torch_version, flaggems_enabled, off_reason)));
+  m.def("_install_routes", [](const std::string& conf, const py::dict& catalog) {
+    return describe(dispatch::install({conf, catalog_options(catalog)}));
   });
   m.def("_routes", []() -> py::object {
     const auto* t = dispatch::installed();
@@ -102,14 +105,13 @@ void bind_routing(py::module_& m) {
     return std::vector<std::string>(ops.begin(), ops.end());
   });
   m.def("_plugin_kernel_schemas", [] { return routes::plugin_kernel_schemas(); });
-  m.def("_unroutable_reason", [](const std::string& op, const std::string& torch_version) {
-    return dispatch::TorchCatalog(torch_version, false, "").unroutable_reason(op);
+  m.def("_unroutable_reason", [](const std::string& op, const py::dict& catalog) {
+    return dispatch::TorchCatalog(catalog_options(catalog)).unroutable_reason(op);
   });
   m.def("_native_serves", [](const std::string& op) { return routes::find_native(op).has_value(); });
-  m.def("_check_conf", [](const std::string& conf, const std::string& torch_version,
-                          bool flaggems_enabled, const std::string& off_reason) {
+  m.def("_check_conf", [](const std::string& conf, const py::dict& catalog) {
     std::vector<std::string> notes;
-    auto t = dispatch::dry_run(options(conf, torch_version, flaggems_enabled, off_reason), notes);
+    auto t = dispatch::dry_run({conf, catalog_options(catalog)}, notes);
     return py::make_tuple(describe(t), notes);
   });
 }

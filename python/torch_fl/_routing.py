@@ -57,10 +57,20 @@ def _flaggems_switch() -> tuple[bool, str]:
     return True, ""
 
 
+def catalog_options() -> dict:
+    """What the core's route catalog needs to know about this build and process."""
+    enabled, reason = _flaggems_switch()
+    return {
+        "torch_version": torch.__version__,
+        "flaggems_enabled": enabled,
+        "flaggems_off_reason": reason,
+        "boxing_compiled": bool(_build_config_reader.record().get("KERNELS", {}).get("boxing", False)),
+    }
+
+
 def install() -> dict:
     """Import step: installs the conf in use (once per process)."""
-    enabled, reason = _flaggems_switch()
-    return _C._install_routes(backend_config_path(), torch.__version__, enabled, reason)
+    return _C._install_routes(backend_config_path(), catalog_options())
 
 
 def routes(op: Optional[str] = None) -> list[dict]:
@@ -89,8 +99,7 @@ def check_conf(path: str) -> tuple[list[dict], list[str]]:
     """Validates ``path`` against the installed torch and the active plugin
     without installing it. Raises RuntimeError naming file:line on errors;
     returns (routes, notes) where notes are what installing it would report."""
-    enabled, reason = _flaggems_switch()
-    table, notes = _C._check_conf(os.path.abspath(path), torch.__version__, enabled, reason)
+    table, notes = _C._check_conf(os.path.abspath(path), catalog_options())
     return list(table["routes"]), list(notes)
 
 

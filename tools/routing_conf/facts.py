@@ -32,8 +32,12 @@ def collect() -> Facts:
     has = torch._C._dispatch_has_kernel_for_dispatch_key
     facts = Facts(torch.__version__, [])
 
+    from torch_fl import _routing
+
+    options = _routing.catalog_options()
+
     def reason_of(op: str) -> str:
-        return _C._unroutable_reason(op, torch.__version__)
+        return _C._unroutable_reason(op, options)
 
     cuda_yaml = ops_with_cuda_kernel()
     for qualified in torch._C._dispatch_get_all_op_names():

@@ -1,0 +1,219 @@
+#include "routes/boxing.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/SmallVector.h>
+
+#include <optional>
+
+#include "aten/transfer.h"
+#include "device/device_allocator.h"
+#include "device/generator.h"
+#include "device/runtime.h"
+#include "device/streams.h"
+#include "routes/boxed_args.h"
+#include "routes/host_allocation.h"
+
+namespace flagos::routes {
+namespace {
+
+struct Alias {
+  at::Tensor flagos;
+  at::Tensor boxed;
+  c10::StorageImpl* storage;  // the alias storage as created
+};
+using Aliases = c10::SmallVector<Alias, 4>;
+
+struct Target {
+  BoxingTarget kind;
+  c10::DeviceType type;
+  c10::DispatchKeySet keys;
+  c10::DeviceIndex index;  // the target device's index (CUDA ordinal)
+};
+
+Target target_for(BoxingTarget kind, c10::DeviceIndex device) {
+  if (kind == BoxingTarget::Cpu)
+    return {kind, c10::kCPU, c10::DispatchKeySet(c10::DispatchKey::CPU), -1};
+  const int32_t cuda = device::properties(device).interop_device_index;
+  return {kind, c10::kCUDA, c10::DispatchKeySet(c10::DispatchKey::CUDA), static_cast<c10::DeviceIndex>(cuda)};
+}
+
+c10::Device target_device(const Target& t) {
+  return t.kind == BoxingTarget::Cpu ? c10::Device(c10::kCPU) : c10::Device(c10::kCUDA, t.index);
+}
+
+at::Tensor alias_of(const at::Tensor& t, const Target& target) {
+  c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+  // Non-owning: the flagos tensor, alive on the caller's stack, owns the bytes.
+  c10::DataPtr view(impl->mutable_data(), target_device(target));
+  c10::Allocator* grow = target.kind == BoxingTarget::Cpu ? flagos_as_cpu_allocator()
+                                                          : c10::GetAllocator(c10::kCUDA);
+  auto storage = c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), impl->nbytes(),
+                                                       std::move(view), grow, impl->resizable());
+  auto alias = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(std::move(storage)), target.keys, t.dtype());
+  alias.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  if (t.is_conj()) alias._set_conj(true);
+  if (t.is_neg()) alias._set_neg(true);
+  return alias;
+}
+
+at::Tensor flagos_over(c10::Storage storage, const at::Tensor& like) {
+  auto out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
+                                                      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                      like.dtype());
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  if (like.is_conj()) out._set_conj(true);
+  if (like.is_neg()) out._set_neg(true);
+  return out;
+}
+
+// A result of the kernel becomes a flagos tensor.
+at::Tensor unbox(const at::Tensor& t, c10::DeviceIndex device, const Target& target, const Aliases& aliases) {
+  if (!t.defined() || t.device().type() == c10::DeviceType::PrivateUse1) return t;
+  for (const Alias& a : aliases)
+    if (t.storage().unsafeGetStorageImpl() == a.storage) return flagos_over(a.flagos.storage(), t);
+  const bool ours = target.kind == BoxingTarget::Cpu ? is_flagos_allocation(t.storage().data_ptr())
+                                                     : t.device().type() == c10::kCUDA;
+  if (ours) {
+    c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+    impl->mutable_data_ptr().unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, device));
+    impl->set_allocator(device::allocator());
+    return flagos_over(t.storage(), t);
+  }
+  // Ordinary host memory (a cached constant, a scalar): copy it over.
+  at::Tensor host = t.device().is_cpu() ? t : t.cpu();
+  at::Tensor out = at::empty_strided(host.sizes(), host.strides(),
+                                     host.options().device(c10::Device(c10::DeviceType::PrivateUse1, device)));
+  aten::write_into(out, host);
+  return out;
+}
+
+// An out=/in-place operand whose alias the kernel resized or re-pointed.
+void sync_back(const Alias& a, c10::DeviceIndex device) {
+  c10::TensorImpl* flagos = a.flagos.unsafeGetTensorImpl();
+  c10::StorageImpl* now = a.boxed.storage().unsafeGetStorageImpl();
+  c10::StorageImpl* mine = a.flagos.storage().unsafeGetStorageImpl();
+  if (now == a.storage && now->data() != mine->data()) {
+    c10::DataPtr grown = std::move(now->mutable_data_ptr());  // adopt the grown block
+    grown.unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, device));
+    mine->set_data_ptr_noswap(std::move(grown));
+    mine->set_nbytes(now->nbytes());
+  } else if (now != a.storage) {
+    if (a.flagos.sizes() != a.boxed.sizes()) a.flagos.resize_(a.boxed.sizes());
+    aten::write_into(a.flagos, a.boxed.device().is_cpu() ? a.boxed : a.boxed.cpu());
+    return;
+  }
+  if (flagos->sizes() != a.boxed.sizes() || flagos->strides() != a.boxed.strides() ||
+      flagos->storage_offset() != a.boxed.storage_offset())
+    flagos->set_sizes_and_strides(a.boxed.sizes(), a.boxed.strides(), a.boxed.storage_offset());
+}
+
+void wait_for_stream(c10::DeviceIndex device) {
+  const auto& plugin = device::active_plugin();
+  flagos_stream_t stream = device::current_native(device);
+  flagos_status_t status = plugin.api().stream_query(stream);
+  if (status == FLAGOS_NOT_READY) status = plugin.api().stream_synchronize(stream);
+  plugin.check(status, "stream_synchronize");
+}
+
+// Makes the flagos current stream torch's current CUDA stream for the call.
+// An external CUDA stream's c10 id is its cudaStream_t (c10/cuda/CUDAStream).
+class CudaStreamScope {
+ public:
+  CudaStreamScope(c10::DeviceIndex device, c10::DeviceIndex cuda) {
+    const auto& plugin = device::active_plugin();
+    TORCH_CHECK(plugin.api().stream_native_handle, "[flagos] plugin '", plugin.name(),
+                "' has no stream_native_handle: CUDA boxing needs its cudaStream_t");
+    void* native = nullptr;
+    plugin.check(plugin.api().stream_native_handle(device::current_native(device), &native),
+                 "stream_native_handle");
+    impl_ = c10::impl::getDeviceGuardImpl(c10::kCUDA);
+    previous_ = impl_->exchangeStream(c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::kCUDA, cuda),
+                                                  reinterpret_cast<c10::StreamId>(native)));
+  }
+  ~CudaStreamScope() { impl_->exchangeStream(*previous_); }
+
+ private:
+  const c10::impl::DeviceGuardImplInterface* impl_ = nullptr;
+  std::optional<c10::Stream> previous_;
+};
+
+}  // namespace
+
+void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Stack* stack,
+               c10::function_ref<void(torch::jit::Stack*)> invoke) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  c10::IValue* args = &*(stack->end() - num_args);
+  const auto found = find_device(args, num_args);
+  const c10::DeviceIndex device = found ? *found : static_cast<c10::DeviceIndex>(device::current_device());
+  const Target target = target_for(kind, device);
+
+  c10::SmallVector<c10::IValue, 8> originals(args, args + num_args);
+  Aliases aliases;
+  auto box = [&](const at::Tensor& t) {
+    if (!is_flagos(t)) return t;
+    at::Tensor alias = alias_of(t, target);
+    aliases.push_back({t, alias, alias.storage().unsafeGetStorageImpl()});
+    return alias;
+  };
+  for (size_t i = 0; i < num_args; ++i) {
+    c10::IValue& v = args[i];
+    if (v.isTensor()) {
+      v = box(v.toTensor());
+    } else if (v.isList()) {
+      v = map_tensors(v, box);
+    } else if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      v = target_device(target);
+    } else if (kind == BoxingTarget::Cpu && (v.isNone() || v.isGenerator()) &&
+               is_generator_arg(schema.arguments()[i])) {
+      v = device::cpu_generator_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
+    }
+  }
+
+  if (kind == BoxingTarget::Cpu) {
+    // The kernel runs now, on the host: queued device work must finish first.
+    wait_for_stream(device);
+    for (const Alias& a : aliases)
+      if (a.flagos.device().index() != device) wait_for_stream(a.flagos.device().index());
+    HostAllocationScope scope(device);
+    invoke(stack);
+  } else {
+    CudaStreamScope scope(device, target.index);
+    invoke(stack);
+  }
+
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::AliasInfo* info = schema.arguments()[i].alias_info();
+    if (!info || !info->isWrite()) continue;
+    for_each_tensor(originals[i], [&](const at::Tensor& t) {
+      for (const Alias& a : aliases)
+        if (a.flagos.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) sync_back(a, device);
+    });
+  }
+
+  const size_t num_returns = schema.returns().size();
+  for (size_t r = 0; r < num_returns; ++r) {
+    c10::IValue& out = (*stack)[stack->size() - num_returns + r];
+    const int alias = aliased_argument(schema, r);
+    if (alias >= 0 && schema.arguments()[alias].alias_info()->isWrite()) {
+      out = originals[alias];
+      continue;
+    }
+    out = map_tensors(out, [&](const at::Tensor& t) { return unbox(t, device, target, aliases); });
+  }
+}
+
+void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_boxed(BoxingTarget::Cpu, op, stack, [&](torch::jit::Stack* s) {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), s);
+  });
+}
+
+void cuda_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_boxed(BoxingTarget::Cuda, op, stack, [&](torch::jit::Stack* s) {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CUDA), s);
+  });
+}
+
+}  // namespace flagos::routes

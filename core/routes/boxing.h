@@ -1,0 +1,34 @@
+// Boxing: run the installed torch's own kernels for another dispatch key on
+// flagos memory, zero-copy (DESIGN.md, "boxing to a stock dispatch key").
+//
+// Operands are presented as tensors of the target device type aliasing the
+// same bytes; the kernel runs; results come back as flagos tensors: view
+// results onto the operand's flagos storage, fresh results re-labelled in
+// place (their memory stays where the kernel allocated it), anything else
+// copied. Two targets:
+//   cpu   host-addressable plugins. The kernel runs now on the host, so the
+//         device's queued work is waited for first, and CPU allocations made
+//         by the kernel come from the flagos allocator (HostAllocationScope).
+//   cuda  CUDA-ABI plugins. The kernel is launched on the flagos current
+//         stream (made torch's current CUDA stream for the call): no
+//         synchronisation, no null-stream launch. Its allocations come from
+//         torch's CUDA caching allocator (reported beside flagos memory).
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/util/FunctionRef.h>
+
+namespace flagos::routes {
+
+enum class BoxingTarget { Cpu, Cuda };
+
+// Boxes the stack's operands for `target`, runs `invoke` on it, unboxes.
+void run_boxed(BoxingTarget target, const c10::OperatorHandle& op, torch::jit::Stack* stack,
+               c10::function_ref<void(torch::jit::Stack*)> invoke);
+
+// The cpu and cuda routes: run_boxed + the target key's kernel.
+void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+void cuda_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+}  // namespace flagos::routes
