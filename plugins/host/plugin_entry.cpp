@@ -4,6 +4,7 @@
 #include "api.h"
 #include "errors.h"
 #include "fork_guard.h"
+#include "kernels.h"
 #include "options.h"
 
 namespace flagos_host {
@@ -16,7 +17,7 @@ flagos_plugin_api_t make_table() {
   t.abi_minor = FLAGOS_ABI_MINOR;
   t.name = "host";
   t.version = "0.1.0";
-  t.extensions = testing_extension();
+  t.extensions = kernels_extension();  // then the testing extension
   t.last_error_message = api_last_error_message;
   t.device_count = api_device_count;
   t.get_device_properties = api_get_device_properties;

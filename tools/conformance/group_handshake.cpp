@@ -1,6 +1,7 @@
 // handshake: the entry symbol and the table it returns (abi.h, plugin_api.h).
 #include <dirent.h>
 
+#include <string>
 #include <thread>
 #include <unordered_set>
 
@@ -185,6 +186,13 @@ void check_known_extension(Ctx& c, const flagos_extension_t* e) {
       const flagos_kernel_t* kn = k->kernels[i];
       c.expect(kn && kn->struct_size >= FLAGOS_KERNEL_SIZE_1_0 && kn->schema && kn->run,
                strf("kernels[%zu] is NULL, too small, or lacks schema/run", i));
+      // The core matches str(schema) of an out= overload: "aten::name.overload(...".
+      std::string schema = kn && kn->schema ? kn->schema : "";
+      size_t paren = schema.find('(');
+      c.expect(schema.rfind("aten::", 0) == 0 && paren != std::string::npos &&
+                   schema.find('.') < paren,
+               strf("kernels[%zu]: '%s' is not an 'aten::name.overload(...)' schema", i,
+                    schema.c_str()));
     }
   }
 }
