@@ -84,8 +84,10 @@ def test_numbers_parse_completely_or_warn():
     assert effective("FLAGOS_BUILD_JOBS", {}) == (None, [])  # "System CPU count": the reader's
 
 
-def test_paths_and_strings_are_taken_verbatim():
-    assert effective("FLAGOS_BACKEND_CONFIG", {"FLAGOS_BACKEND_CONFIG": "/x/b.conf"}) == ("/x/b.conf", [])
+def test_paths_and_strings_are_taken_verbatim(tmp_path):
+    conf = tmp_path / "b.conf"  # the conf must exist: routing loads it at import
+    conf.write_text("# nothing routed\n")
+    assert effective("FLAGOS_BACKEND_CONFIG", {"FLAGOS_BACKEND_CONFIG": str(conf)}) == (str(conf), [])
     assert effective("FLAGOS_BACKEND_CONFIG", {"FLAGOS_BACKEND_CONFIG": ""}) == (None, [])
     assert effective("FLAGOS_BPU_CACHE", {}) == ("~/.cache/torch_fl_bpu", [])
 
@@ -99,12 +101,14 @@ def test_flagos_log_unknown_entries_are_reported_once_per_process():
 
 
 def test_op_family_members_are_declared_and_read_verbatim():
-    assert effective("FLAGOS_OP_add__Tensor", {"FLAGOS_OP_add__Tensor": "flaggems"}) == ("flaggems", [])
+    # A route the host plugin can serve: routing prints nothing for it.
+    assert effective("FLAGOS_OP_add__Tensor", {"FLAGOS_OP_add__Tensor": "cpu_fallback"}) == \
+        ("cpu_fallback", [])
 
 
 def test_unknown_names_warn_once_each_with_the_closest_declared_name():
     env = {**BASE, "FLAGOS_LOG_DISPACH": "1", "FLAGOS_TRACER_LIBRAY": "/x.so",
-           "FLAGOS_QQQQ": "1", "FLAGOS_OP_mm": "cuda"}
+           "FLAGOS_QQQQ": "1", "FLAGOS_OP_mm": "cpu_fallback"}
     proc = run_python("import torch_fl", env=env, check=True)
     assert flagos_lines(proc.stderr) == [
         "[flagos] FLAGOS_LOG_DISPACH is not a torch_fl variable and nothing reads it; "
