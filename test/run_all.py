@@ -1,5 +1,9 @@
-"""Runs every test suite and prints one summary: Catch2 (through ctest) and
-pytest. Exit status is non-zero when anything failed or nothing ran."""
+"""Runs every test suite and prints one summary: Catch2 (through ctest), the
+Python package tests (test/python), the torch-level suite (test/torch), and
+the torch-level suite again on the strict host plugin (device memory is
+PROT_NONE outside plugin calls, so any direct dereference by the core
+crashes). Extra arguments go to every pytest run. Exit status is non-zero
+when anything failed or nothing ran."""
 
 from __future__ import annotations
 
@@ -32,6 +36,23 @@ def build_dir() -> str:
     return max(dirs, key=os.path.getmtime)
 
 
+def strict_host_env() -> dict[str, str]:
+    """The environment of the strict run: the host plugin, strict=1 added to
+    any options already given."""
+    env = dict(os.environ)
+    options = [o for o in env.get("FLAGOS_PLUGIN_OPTIONS", "").split(",") if o and not o.startswith("strict=")]
+    env["FLAGOS_PLUGIN"] = "host"
+    env["FLAGOS_PLUGIN_OPTIONS"] = ",".join(options + ["strict=1"])
+    return env
+
+
+def run_pytest(tmp: str, tag: str, path: str, env: dict[str, str] | None = None) -> tuple[int, int, int]:
+    xml = os.path.join(tmp, f"{tag}.xml")
+    subprocess.call([sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={xml}", path]
+                    + sys.argv[1:], cwd=ROOT, env=env)
+    return junit_counts(xml) if os.path.exists(xml) else (0, 1, 0)
+
+
 def main() -> int:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -39,15 +60,15 @@ def main() -> int:
         subprocess.call(["ctest", "--test-dir", build_dir(), "--output-on-failure",
                          "--output-junit", ctest_xml], cwd=ROOT)
         results["C++ (ctest)"] = junit_counts(ctest_xml) if os.path.exists(ctest_xml) else (0, 1, 0)
-
-        pytest_xml = os.path.join(tmp, "pytest.xml")
-        subprocess.call([sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={pytest_xml}"]
-                        + sys.argv[1:], cwd=ROOT)
-        results["Python (pytest)"] = junit_counts(pytest_xml) if os.path.exists(pytest_xml) else (0, 1, 0)
+        results["Python (pytest)"] = run_pytest(tmp, "python", "test/python")
+        results["Python torch-level"] = run_pytest(tmp, "torch", "test/torch")
+        results["Python torch-level (strict host)"] = run_pytest(tmp, "torch_strict", "test/torch",
+                                                                 strict_host_env())
 
     print("\n== torch_fl test summary ==")
+    width = max(len(name) for name in results)
     for name, (p, f, s) in results.items():
-        print(f"{name:<18} {p} passed, {f} failed, {s} skipped")
+        print(f"{name:<{width}}  {p} passed, {f} failed, {s} skipped")
     passed = sum(r[0] for r in results.values())
     failed = sum(r[1] for r in results.values())
     skipped = sum(r[2] for r in results.values())

@@ -3,6 +3,7 @@
 // Fast paths are single plugin copies; anything with a dtype change,
 // broadcast or a strided layout is staged through the host (transfer.h).
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -52,6 +53,11 @@ void device_to_device(const at::Tensor& src, const at::Tensor& dst) {
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   if (dst.numel() == 0) return dst;
+  // copy_ leaves these checks to _copy_from for PrivateUse1 (CPU and CUDA
+  // make them in TensorIterator): a plugin memcpy over overlapping bytes is
+  // undefined.
+  at::assert_no_internal_overlap(dst);
+  at::assert_no_partial_overlap(dst, self);
   const bool same_bytes = self.dtype() == dst.dtype() && same_dense_layout(self, dst);
   if (is_flagos(self) && is_flagos(dst)) {
     const auto& plugin = device::active_plugin();

@@ -1,7 +1,8 @@
 // The ATen kernels every PrivateUse1 backend must provide itself: tensor
-// creation over the flagos allocator, and the metadata-only operations
-// (views, resize_, set_) that must share storage rather than copy it. None
-// of them reads or writes device bytes from the host.
+// creation over the flagos allocator, the metadata-only operations (views,
+// resize_, set_) that must share storage rather than copy it, and
+// record_stream (allocator bookkeeping the CPU fallback cannot express).
+// None of them reads or writes device bytes from the host.
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/as_strided_native.h>
@@ -114,6 +115,16 @@ at::Tensor& set_empty(at::Tensor& self) {
   return set_storage(self, std::move(empty), 0, {0}, {});
 }
 
+// Tensor.record_stream(s): the block is not reused before `s`'s work queued
+// so far is done.
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1 &&
+                  stream.device_index() == self.device().index(),
+              "[flagos] record_stream: stream on ", stream.device(), " cannot use a tensor on ",
+              self.device());
+  device::record_stream(self.storage().data_ptr(), stream);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
@@ -128,6 +139,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
   m.impl("set_.source_Tensor", TORCH_FN(set_source_tensor));
   m.impl("set_", TORCH_FN(set_empty));
+  m.impl("record_stream", TORCH_FN(record_stream));
 }
 
 }  // namespace

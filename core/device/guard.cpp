@@ -81,9 +81,11 @@ struct FlagosGuardImpl final : public c10::impl::DeviceGuardImplInterface {
 
   void record(void** event, const Stream& stream, const DeviceIndex device_index,
               const c10::EventFlag flag) const override {
+    // DeviceIndex is a char type: print it as a number.
     TORCH_CHECK(device_index == -1 || device_index == stream.device_index(),
-                "Event device index ", device_index, " does not match recording stream's device index ",
-                stream.device_index(), ".");
+                "[flagos] Event device index ", static_cast<int>(device_index),
+                " does not match recording stream's device index ",
+                static_cast<int>(stream.device_index()), ".");
     auto*& e = reinterpret_cast<Event*&>(*event);
     if (!e) e = create_event(stream.device_index(), flag == c10::EventFlag::BACKEND_DEFAULT);
     record_event(e, native(stream));
