@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2317  # the stage functions run through `bash -c NAME`
+# The GPU machine's run of the CUDA issue's deliverables, from a copy of this
+# working tree: builds, test suites and benchmarks, each stage under its own
+# time limit, independent stages going on after a failure, every stage's
+# status in a summary table at the end (also $OUT/summary.txt), everything in
+# $OUT/log.txt.
+#
+#   bash test/gpu/run_h200.sh [STAGE ...]      (default: all, in this order)
+#
+#   0 env            GPU, driver, torch, nvcc facts -> env.txt
+#   1 wheels         .device/wheels/*.whl whose package is not importable (flag_gems always)
+#   2 cpu-build      the CPU-only configuration (-DFLAGOS_WITH_CUDA_PLUGIN=OFF) -> cpu_build.txt
+#   2 cpu-suite      test/run_all.py on the host plugin, against this torch -> cpu_suite.txt
+#   2 confs-regen    tools.routing_conf generate against this (CUDA) torch -> confs_h200/, confs_h200.diff
+#   3 cuda-build     the cuda plugin with CUDA boxing -> cuda_build.txt
+#   3 confs-install  the regenerated cuda confs into the installed confs folder, checked
+#   4 conformance    python -m torch_fl conformance cuda -> conformance_cuda.{txt,json}
+#   5 torch-suite    pytest test/torch (OpInfo aside) on flagos/cuda -> torch_suite_cuda.{txt,xml}
+#   6 opinfo         pytest test/torch/test_opinfo.py on flagos/cuda -> opinfo_cuda.{txt,xml}
+#   7 gpu-tests      pytest test/gpu -> gpu_tests.{txt,xml}
+#   8 bench          python -m tools.bench.gpu -> bench_gpu.{json,md}
+#
+# A STAGE is a name or a number (a number runs all its stages). One command
+# on the GPU machine may run 10 minutes, so split the run, e.g.
+#   bash test/gpu/run_h200.sh 0 1 2        (~7 min)
+#   bash test/gpu/run_h200.sh 3 4 5 7 8    (~7 min)
+#   bash test/gpu/run_h200.sh 6            (OpInfo: 3613 cases, 8.5 min on 2 CPU
+#                                           cores; cut at H200_OPINFO_LIMIT, after
+#                                           which pytest still writes its summary)
+# Later commands find the earlier builds in build/ (kept between commands on
+# a warm machine) and the state in build/h200/.
+#
+# Environment: OUT (results folder; default build/h200/out), H200_PYTHON
+# (python3), H200_USE_REGENERATED_CONFS (1), H200_CPU_SUITE_ARGS
+# (--ignore=test/torch/test_opinfo.py), H200_OPINFO_LIMIT (seconds, 540),
+# H200_OPINFO_ARGS, H200_BENCH_JOBS (tools.bench.gpu's default),
+# H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU).
+
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUT=${OUT:-$ROOT/build/h200/out}
+STATE=$ROOT/build/h200
+PY=${H200_PYTHON:-python3}
+mkdir -p "$OUT" "$STATE"
+cd "$ROOT" || exit 1
+exec > >(tee -a "$OUT/log.txt") 2>&1
+
+export ROOT OUT STATE PY
+export MAX_JOBS=16 FLAGOS_BUILD_JOBS=16 CMAKE_BUILD_PARALLEL_LEVEL=16
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
+# torch_fl imports with this conf where a stage must not depend on the
+# shipped confs (finding the confs folder, checking a build).
+printf '[conf]\n' >"$STATE/empty.toml"
+export EMPTY_CONF=$STATE/empty.toml
+
+# ------------------------------------------------------------------ stages
+# Each runs in its own bash (so `timeout` can stop it) and writes its own
+# files under $OUT; the last line of its main file is its summary note.
+
+stage_env() {
+  {
+    date -u
+    uname -a
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || echo "nvidia-smi failed"
+    "$PY" -c "import sys, torch; print('python', sys.version.split()[0]); print('torch', torch.__version__, \
+'cuda', torch.version.cuda, 'available', torch.cuda.is_available(), 'devices', torch.cuda.device_count())"
+    for pkg in triton transformers flag_gems; do
+      "$PY" -c "import $pkg; print('$pkg', $pkg.__version__)" 2>/dev/null || echo "$pkg: not importable"
+    done
+    /usr/local/cuda/bin/nvcc --version 2>/dev/null || nvcc --version 2>/dev/null || echo "nvcc: not found"
+    cmake --version | head -n 1
+    gcc --version | head -n 1
+    echo "cores: $(nproc)"
+  } 2>&1 | tee -i "$OUT/env.txt"
+}
+
+install_wheels() {
+  shopt -s nullglob
+  local wheels=() w dist module
+  for w in "$ROOT"/.device/wheels/*.whl; do
+    dist=$(basename "$w")
+    dist=${dist%%-*}
+    dist=${dist,,}
+    case $dist in
+      pyyaml) module=yaml ;;
+      *) module=$dist ;;
+    esac
+    if [[ $module != flag_gems ]] && "$PY" -c "import $module" 2>/dev/null; then
+      echo "already importable: $module"
+      continue
+    fi
+    wheels+=("$w")
+  done
+  if ((${#wheels[@]} == 0)); then
+    echo "[flagos] no wheel to install under .device/wheels (was it carried?)"
+    return 1
+  fi
+  "$PY" -m pip install --no-deps --no-index --break-system-packages "${wheels[@]}" &&
+    "$PY" -c "import flag_gems; print('flag_gems', flag_gems.__version__, 'imports')"
+}
+
+stage_wheels() {
+  install_wheels 2>&1 | tee -i "$OUT/wheels.txt"
+}
+
+# pip_build FILE VAR=VALUE...: the editable build and install, with the
+# given environment; the whole output goes to FILE, its tail to the log.
+pip_build() {
+  local file=$1 rc
+  shift
+  env "$@" "$PY" -m pip install --no-build-isolation --no-deps --break-system-packages -v -e . >"$file" 2>&1
+  rc=$?
+  grep -E '\[flagos\]|plugins/cuda|error|Error' "$file" | grep -v '^ *-- Performing Test' | tail -n 30
+  tail -n 5 "$file"
+  return "$rc"
+}
+
+stage_cpu_build() {
+  pip_build "$OUT/cpu_build.txt" \
+    "CMAKE_ARGS=-DTOMLPP_INCLUDE_DIR=$ROOT/.device/include -DFLAGOS_WITH_CUDA_PLUGIN=OFF" || return 1
+  echo cpu >"$STATE/installed"
+  if FLAGOS_BACKEND_CONFIG=$EMPTY_CONF "$PY" -m torch_fl plugins | tee -i -a "$OUT/cpu_build.txt" | grep -q '^cuda '; then
+    echo "[flagos] WARNING: FLAGOS_WITH_CUDA_PLUGIN=OFF was not honoured: the cuda plugin was built;" \
+      "the CPU suite still runs on the host plugin (FLAGOS_PLUGIN=host)" | tee -i -a "$OUT/cpu_build.txt"
+  fi
+  echo "CPU-only build installed" | tee -i -a "$OUT/cpu_build.txt"
+}
+
+stage_cpu_suite() {
+  # shellcheck disable=SC2086  # the extra arguments are meant to split
+  FLAGOS_PLUGIN=host "$PY" test/run_all.py ${H200_CPU_SUITE_ARGS---ignore=test/torch/test_opinfo.py} 2>&1 |
+    tee -i "$OUT/cpu_suite.txt"
+}
+
+stage_confs_regen() {
+  rm -rf "$STATE/confs_h200"
+  FLAGOS_PLUGIN=host "$PY" -m tools.routing_conf generate --out "$STATE/confs_h200" 2>&1 |
+    tee -i "$OUT/confs_regen.txt" || return 1
+  cp -r "$STATE/confs_h200" "$OUT/confs_h200"
+  local c changes
+  for c in cuda cuda_flaggems; do
+    changes=$(diff -u "confs/$c.toml" "$STATE/confs_h200/$c.toml" | tee -a "$OUT/confs_h200.diff")
+    echo "$c.toml: $(grep -c '^"' "confs/$c.toml") routes in the repo, $(grep -c '^"' "$STATE/confs_h200/$c.toml")" \
+      "generated here: $(grep -c '^+"' <<<"$changes") added, $(grep -c '^-"' <<<"$changes") removed" \
+      "(confs_h200.diff)" | tee -i -a "$OUT/confs_regen.txt"
+  done
+}
+
+stage_cuda_build() {
+  if ! "$PY" -c "import flag_gems" 2>/dev/null; then
+    echo "flag_gems is not importable: installing the wheels first"
+    install_wheels 2>&1 | tee -i "$OUT/wheels.txt"
+  fi
+  pip_build "$OUT/cuda_build.txt" FLAGOS_ACCELERATOR=cuda FLAGOS_BUILD_BOXING=1 \
+    FLAGOS_BUILD_FLAGGEMS_CPP=0 FLAGOS_BUILD_TILEOPS=0 \
+    "CMAKE_ARGS=-DTOMLPP_INCLUDE_DIR=$ROOT/.device/include -DFLAGOS_WITH_CUDA_PLUGIN=ON -DFLAGOS_CUDA_ROOT=/usr/local/cuda" ||
+    return 1
+  echo cuda >"$STATE/installed"
+  # Checked under an empty conf, so that a conf problem is not a build problem.
+  FLAGOS_BACKEND_CONFIG=$EMPTY_CONF "$PY" -c "
+import sys, torch_fl
+info = torch_fl.plugin_info()
+print('active plugin:', info)
+print('build record kernels:', torch_fl.build_config()['KERNELS'])
+sys.exit(0 if info['name'] == 'cuda' else '[flagos] the active plugin is not cuda')" 2>&1 | tee -i -a "$OUT/cuda_build.txt"
+}
+
+# Checks both cuda confs in the installed folder against this torch and plugin.
+check_confs() {
+  local dir=$1 c
+  for c in cuda cuda_flaggems; do
+    FLAGOS_BACKEND_CONFIG=$EMPTY_CONF "$PY" -m torch_fl conf check "$dir/$c.toml" || return 1
+  done
+  "$PY" -c "import torch_fl; print('default conf installs:', torch_fl.backend_config_path())"
+}
+
+stage_confs_install() {
+  local dir
+  dir=$(FLAGOS_BACKEND_CONFIG=$EMPTY_CONF "$PY" -c "import torch_fl._routing as r; print(r.confs_dir())") || return 1
+  echo "$dir" >"$STATE/confs_dir"
+  echo "installed confs: $dir"
+  if [[ ${H200_USE_REGENERATED_CONFS:-1} == 1 && -f $STATE/confs_h200/cuda.toml ]]; then
+    cp "$STATE/confs_h200/cuda.toml" "$STATE/confs_h200/cuda_flaggems.toml" "$dir/"
+    if check_confs "$dir"; then
+      echo "confs in use: regenerated against torch $("$PY" -c 'import torch; print(torch.__version__)')"
+      return 0
+    fi
+    echo "[flagos] the regenerated confs do not check: back to the repo's"
+  else
+    echo "no regenerated confs to install (H200_USE_REGENERATED_CONFS=${H200_USE_REGENERATED_CONFS:-1})"
+  fi
+  cp confs/cuda.toml confs/cuda_flaggems.toml "$dir/"
+  check_confs "$dir" && echo "confs in use: the repo's"
+}
+
+stage_confs_install_logged() {
+  stage_confs_install 2>&1 | tee -i "$OUT/confs_install.txt"
+}
+
+stage_conformance() {
+  "$PY" -m torch_fl conformance cuda --json "$OUT/conformance_cuda.json" 2>&1 | tee -i "$OUT/conformance_cuda.txt"
+}
+
+# pytest_stage NAME ARGS...: pytest with JUnit XML; stopped by SIGINT at the
+# stage's limit, it still writes its summary and XML.
+pytest_stage() {
+  local name=$1
+  shift
+  "$PY" -m pytest -q -ra -p no:cacheprovider --junitxml="$OUT/$name.xml" "$@" 2>&1 | tee -i "$OUT/$name.txt"
+}
+
+stage_torch_suite() {
+  # shellcheck disable=SC2086
+  pytest_stage torch_suite_cuda test/torch --ignore=test/torch/test_opinfo.py ${H200_TORCH_SUITE_ARGS:-}
+}
+
+stage_opinfo() {
+  # shellcheck disable=SC2086
+  pytest_stage opinfo_cuda test/torch/test_opinfo.py ${H200_OPINFO_ARGS:-}
+}
+
+stage_gpu_tests() {
+  pytest_stage gpu_tests test/gpu
+}
+
+stage_bench() {
+  local args=(--json "$OUT/bench_gpu.json" --md "$OUT/bench_gpu.md")
+  [[ -f $STATE/confs_dir ]] && args+=(--confs-dir "$(cat "$STATE/confs_dir")")
+  [[ -n ${H200_BENCH_JOBS:-} ]] && args+=(--jobs "$H200_BENCH_JOBS")
+  # shellcheck disable=SC2086
+  "$PY" -m tools.bench.gpu "${args[@]}" ${H200_BENCH_ARGS:-} 2>&1 | tee -i "$OUT/bench_gpu.txt"
+}
+
+export -f stage_env install_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite \
+  stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
+  stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_gpu_tests stage_bench
+
+# name|number|limit (s)|function|main output file|stage it needs
+STAGES=(
+  "env|0|60|stage_env|env.txt|"
+  "wheels|1|180|stage_wheels|wheels.txt|"
+  "cpu-build|2|540|stage_cpu_build|cpu_build.txt|"
+  "cpu-suite|2|540|stage_cpu_suite|cpu_suite.txt|cpu-build"
+  "confs-regen|2|180|stage_confs_regen|confs_regen.txt|cpu-build"
+  "cuda-build|3|540|stage_cuda_build|cuda_build.txt|"
+  "confs-install|3|180|stage_confs_install_logged|confs_install.txt|cuda-build"
+  "conformance|4|240|stage_conformance|conformance_cuda.txt|cuda-build"
+  "torch-suite|5|420|stage_torch_suite|torch_suite_cuda.txt|cuda-build"
+  "opinfo|6|${H200_OPINFO_LIMIT:-540}|stage_opinfo|opinfo_cuda.txt|cuda-build"
+  "gpu-tests|7|300|stage_gpu_tests|gpu_tests.txt|cuda-build"
+  "bench|8|540|stage_bench|bench_gpu.txt|cuda-build"
+)
+
+declare -A RESULT SECONDS_TAKEN NOTE
+ORDER=()
+
+summary() {
+  local name
+  {
+    echo
+    echo "== run_h200.sh summary ($(date -u +%FT%TZ)) =="
+    printf '%-14s %-22s %7s  %s\n' stage result seconds "last line of its output"
+    for name in "${ORDER[@]}"; do
+      printf '%-14s %-22s %7s  %s\n' "$name" "${RESULT[$name]:-not finished}" "${SECONDS_TAKEN[$name]:-}" \
+        "${NOTE[$name]:-}"
+    done
+  } | tee "$OUT/summary.txt"
+}
+trap summary EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+run_stage() {
+  local name=$1 limit=$2 fn=$3 file=$4 needs=$5 start rc
+  ORDER+=("$name")
+  if [[ -n $needs && -n ${RESULT[$needs]:-} && ${RESULT[$needs]} != ok ]]; then
+    RESULT[$name]="skipped ($needs failed)"
+    return
+  fi
+  echo
+  echo "=== $name: $(date -u +%FT%TZ), limit ${limit} s"
+  start=$(date +%s)
+  timeout -s INT -k 30 "$limit" bash -o pipefail -c "$fn"
+  rc=$?
+  SECONDS_TAKEN[$name]=$(($(date +%s) - start))
+  case $rc in
+    0) RESULT[$name]=ok ;;
+    124) RESULT[$name]="TIMEOUT (${limit} s)" ;;
+    *) RESULT[$name]="FAIL (exit $rc)" ;;
+  esac
+  [[ -f $OUT/$file ]] && NOTE[$name]=$(grep -v '^\s*$' "$OUT/$file" | tail -n 1 | cut -c1-110)
+  echo "=== $name: ${RESULT[$name]} after ${SECONDS_TAKEN[$name]} s"
+}
+
+REQUESTED=("${@:-all}")
+for arg in "${REQUESTED[@]}"; do
+  known=0
+  for entry in "${STAGES[@]}"; do
+    IFS='|' read -r name number _ <<<"$entry"
+    [[ $arg == all || $arg == "$name" || $arg == "$number" ]] && known=1
+  done
+  ((known)) || { echo "[flagos] unknown stage '$arg'"; trap - EXIT; exit 2; }
+done
+
+echo "run_h200.sh $(date -u +%FT%TZ): stages ${REQUESTED[*]}; python $PY; results in $OUT"
+# Stages run in the order asked for (all: the order above).
+for arg in "${REQUESTED[@]}"; do
+  for entry in "${STAGES[@]}"; do
+    IFS='|' read -r name number limit fn file needs <<<"$entry"
+    if [[ $arg == all || $arg == "$name" || $arg == "$number" ]] && [[ -z ${RESULT[$name]:-} ]]; then
+      run_stage "$name" "$limit" "$fn" "$file" "$needs"
+    fi
+  done
+done
+
+for name in "${ORDER[@]}"; do
+  [[ ${RESULT[$name]} == ok ]] || exit 1
+done
+exit 0

@@ -1,0 +1,68 @@
+"""The flagos device on the cuda plugin, where native CUDA is the control:
+running out of GPU memory, and streams that really run concurrently."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torch_fl
+
+pytestmark = pytest.mark.gpu
+
+F = torch.flagos
+
+
+def _format_bytes(n: int) -> str:
+    """core/runtime/memory/out_of_memory.cpp's format_bytes, for matching its message."""
+    if n < 1024:
+        return f"{n} bytes"
+    value, unit = n / 1024, 0
+    while value >= 1024 and unit < 5:
+        value, unit = value / 1024, unit + 1
+    return f"{value:.2f} {('KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB')[unit]}"
+
+
+def test_allocating_past_free_memory_raises_and_the_device_keeps_working():
+    keep = torch.full((1 << 20,), 3.0, device="flagos")
+    F.synchronize()
+    F.empty_cache()  # else the retry after freeing the cache could fit the request
+    allocated = F.memory_allocated()
+    free, total = F.mem_get_info()
+    request = ((free >> 30) + 2) << 30  # whole GiB, so block rounding leaves it as it is
+    with pytest.raises(torch.OutOfMemoryError) as caught:
+        torch.empty(request, dtype=torch.uint8, device="flagos")
+    message = str(caught.value)
+    assert message.startswith(f"[flagos] out of memory on {torch_fl.plugin_info()['name']} device 0"), message
+    assert f"tried to allocate {_format_bytes(request)}" in message, message
+    assert f"free of {_format_bytes(total)} total" in message, message
+    assert F.memory_allocated() == allocated
+    y = torch.arange(1000.0, device="flagos") + 1
+    assert y.sum().item() == sum(range(1, 1001))
+    assert keep[-4:].cpu().tolist() == [3.0] * 4
+
+
+@pytest.mark.parametrize("device", ["cuda", "flagos"])
+def test_side_stream_work_does_not_hold_up_the_current_stream(device, full_fp32):
+    """About 0.3 s of matmuls queued on a side stream; a small op on the
+    current stream must finish while they are still running. On flagos this
+    fails if boxed CUDA kernels launch on the legacy default stream instead of
+    the flagos current stream, or if flagos streams synchronise with each
+    other; native CUDA shows the test itself is sound."""
+    module = torch.get_device_module(device)
+    a = torch.randn(4096, 4096, device=device)
+    module.synchronize()
+    side = module.Stream()
+    with module.stream(side):
+        for _ in range(100):
+            b = a @ a
+        side_done = torch.Event(device=device)
+        side_done.record(side)
+    x = torch.ones(4, device=device) + 1
+    here_done = torch.Event(device=device)
+    here_done.record()
+    here_done.synchronize()
+    assert not side_done.query(), "the current stream waited for the side stream's matmuls"
+    side_done.synchronize()
+    assert x.cpu().tolist() == [2.0] * 4
+    torch.testing.assert_close(b[:2, :2].cpu(), (a[:2].cpu() @ a[:, :2].cpu()), rtol=1e-3, atol=1e-2)
