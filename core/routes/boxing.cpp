@@ -204,6 +204,10 @@ void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Sta
   }
 }
 
+at::Tensor boxed_view(const at::Tensor& t, BoxingTarget kind) {
+  return alias_of(t, target_for(kind, t.device().index()));
+}
+
 void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   run_boxed(BoxingTarget::Cpu, op, stack, [&](torch::jit::Stack* s) {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), s);

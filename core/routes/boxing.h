@@ -27,6 +27,11 @@ enum class BoxingTarget { Cpu, Cuda };
 void run_boxed(BoxingTarget target, const c10::OperatorHandle& op, torch::jit::Stack* stack,
                c10::function_ref<void(torch::jit::Stack*)> invoke);
 
+// A view of flagos tensor `t` as a tensor of `target`'s device type (same
+// bytes, no copy). For metadata-only uses (shape/dtype checks) it is safe on
+// any plugin; reading it needs the target's memory capability.
+at::Tensor boxed_view(const at::Tensor& t, BoxingTarget target);
+
 // The cpu and cuda routes: run_boxed + the target key's kernel.
 void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 void cuda_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack);

@@ -8,7 +8,8 @@ Import sequence (each step one concern):
   3. activate one plugin: an explicit FLAGOS_PLUGIN, else an accelerator
      plugin that finds a device, else the host plugin (one info line);
   4. name PrivateUse1 "flagos", register torch.flagos, generate the
-     tensor/module/storage ``.flagos()`` methods (torch_fl._device);
+     tensor/module/storage ``.flagos()`` methods (torch_fl._device), and
+     keep tied parameters tied across Module.to("flagos") (torch_fl._compat);
   5. install the routing table (torch_fl._routing): the conf in use
      (backend_config_path()), FlagGems' operators when available,
      FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND;
@@ -28,7 +29,7 @@ import sys
 
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
-from torch_fl import _C, _build_config_reader, _device, _env, _flaggems, _routing, _vendor
+from torch_fl import _C, _build_config_reader, _compat, _device, _env, _flaggems, _routing, _vendor
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -88,6 +89,7 @@ def _initialize() -> None:
         return
     plugin_name = activate()["name"]
     _device.register()
+    _compat.install()
     _flaggems.load()
     _routing.install()
     _vendor.configure(plugin_name)

@@ -28,9 +28,13 @@ def load() -> int:
         return 0
     count = 0
     for item in getattr(flag_gems, "_FULL_CONFIG", ()):
-        if len(item) >= 2 and isinstance(item[0], str) and callable(item[1]):
-            _routing._python_impls.setdefault(item[0], item[1])
-            count += 1
+        if len(item) < 2 or not isinstance(item[0], str) or not callable(item[1]):
+            continue
+        # A third item is FlagGems' own condition (e.g. a torch version check).
+        if len(item) >= 3 and callable(item[2]) and not item[2]():
+            continue
+        _routing._python_impls.setdefault(item[0], item[1])
+        count += 1
     _status = f"{count} operators from flag_gems {getattr(flag_gems, '__version__', '?')}"
     return count
 
