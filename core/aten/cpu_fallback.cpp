@@ -1,10 +1,15 @@
 #include "aten/cpu_fallback.h"
 
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/TensorFactories.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -73,9 +78,23 @@ std::optional<c10::DeviceIndex> find_device(const std::vector<c10::IValue>& args
   return std::nullopt;
 }
 
+// A ZeroTensor (what _efficientzerotensor returns) has no bytes: its flagos
+// counterpart is built like CUDA's, over an allocator that hands out null.
+at::Tensor zero_tensor(const at::Tensor& host, c10::Device where) {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, std::unique_ptr<at::native::ZeroTensorAllocator>> allocators;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& allocator = allocators[where.index()];
+  if (!allocator) allocator = std::make_unique<at::native::ZeroTensorAllocator>(where);
+  const c10::DispatchKeySet keys =
+      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(host.sizes(), allocator.get(), keys, host.scalar_type(), std::nullopt);
+}
+
 at::Tensor to_device(const at::Tensor& host, c10::DeviceIndex device) {
   if (!host.defined()) return host;
   const c10::Device where(c10::DeviceType::PrivateUse1, device);
+  if (host._is_zerotensor()) return zero_tensor(host, where);
   at::Tensor out = host.is_non_overlapping_and_dense()
                        ? at::empty_strided(host.sizes(), host.strides(), host.options().device(where))
                        : at::empty(host.sizes(), host.options().device(where));
@@ -122,7 +141,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (size_t i = 0; i < num_args; ++i) {
     const c10::IValue& v = args[i];
     if (is_generator_arg(schema.arguments()[i]) && (v.isNone() || v.isGenerator())) {
-      host_args[i] = device::cpu_generator_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
+      host_args[i] = device::engine_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
     } else if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1) {
       host_args[i] = c10::Device(c10::kCPU);
     } else {
@@ -166,8 +185,49 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 }
 
+namespace {
+
+// Convolution reaches no fallback on its own: its CompositeExplicitAutograd
+// kernel picks an implementation by device type and, for PrivateUse1, calls
+// the *_overrideable hooks, whose default kernels (CPU included) throw. The
+// hooks therefore run the stock convolution ops through the fallback.
+c10::OperatorHandle aten_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+}
+
+// convolution_overrideable has exactly aten::convolution's arguments.
+void convolution_on_host(const c10::OperatorHandle&, torch::jit::Stack* stack) {
+  static const c10::OperatorHandle convolution = aten_op("aten::convolution", "");
+  cpu_fallback(convolution, stack);
+}
+
+// convolution_backward_overrideable lacks convolution_backward's bias_sizes
+// (4th argument); the bias has one element per output channel.
+void convolution_backward_on_host(const c10::OperatorHandle&, torch::jit::Stack* stack) {
+  static const c10::OperatorHandle backward = aten_op("aten::convolution_backward", "");
+  constexpr size_t kOverrideableArgs = 10;
+  const auto first = stack->end() - kOverrideableArgs;
+  const bool bias_grad = stack->back().toBoolList().get(2);
+  c10::IValue bias_sizes;
+  if (bias_grad) bias_sizes = std::vector<int64_t>{first->toTensor().size(1)};
+  stack->insert(first + 3, std::move(bias_sizes));
+  cpu_fallback(backward, stack);
+}
+
+}  // namespace
+
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // CompositeExplicitAutograd kernels that reject a PrivateUse1 tensor by
+  // device type; the fallback must win over them.
+  for (const char* name : {"mode.values"})
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+  m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_on_host>());
+  m.impl("convolution_backward_overrideable",
+         torch::CppFunction::makeFromBoxedFunction<&convolution_backward_on_host>());
 }
 
 }  // namespace flagos::aten

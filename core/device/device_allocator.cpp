@@ -1,6 +1,7 @@
 #include "device/device_allocator.h"
 
 #include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
 #include <memory>
@@ -47,6 +48,48 @@ void copy_array(const std::array<memory::Stat, 3>& from, c10::CachingAllocator::
   for (size_t i = 0; i < from.size(); ++i) copy_stat(from[i], to[i]);
 }
 
+void add_stat(const c10::CachingAllocator::Stat& from, c10::CachingAllocator::Stat& to) {
+  to.current += from.current;
+  to.peak += from.peak;  // an upper bound of the combined peak
+  to.allocated += from.allocated;
+  to.freed += from.freed;
+}
+
+void add_array(const c10::CachingAllocator::StatArray& from, c10::CachingAllocator::StatArray& to) {
+  for (size_t i = 0; i < from.size(); ++i) add_stat(from[i], to[i]);
+}
+
+// On CUDA-ABI plugins, kernels boxed to CUDA allocate their outputs from
+// torch's CUDA caching allocator on the same GPU: flagos memory figures
+// include it, and flagos cache control reaches it too.
+c10::DeviceAllocator* interop_allocator(c10::DeviceIndex device, c10::DeviceIndex* cuda_index) {
+  if (!has_capability(device, FLAGOS_CAP_CUDA_ABI) || !c10::impl::hasDeviceGuardImpl(c10::kCUDA)) return nullptr;
+  *cuda_index = static_cast<c10::DeviceIndex>(properties(device).interop_device_index);
+  c10::DeviceAllocator* cuda = c10::getDeviceAllocator(c10::kCUDA);
+  return cuda && cuda->initialized() ? cuda : nullptr;
+}
+
+void add_interop_stats(c10::DeviceIndex device, CachingStats& out) {
+  c10::DeviceIndex cuda_index = -1;
+  c10::DeviceAllocator* cuda = interop_allocator(device, &cuda_index);
+  if (!cuda) return;
+  const CachingStats c = cuda->getDeviceStats(cuda_index);
+  add_array(c.allocation, out.allocation);
+  add_array(c.segment, out.segment);
+  add_array(c.active, out.active);
+  add_array(c.inactive_split, out.inactive_split);
+  add_array(c.allocated_bytes, out.allocated_bytes);
+  add_array(c.reserved_bytes, out.reserved_bytes);
+  add_array(c.active_bytes, out.active_bytes);
+  add_array(c.inactive_split_bytes, out.inactive_split_bytes);
+  add_array(c.requested_bytes, out.requested_bytes);
+  out.num_alloc_retries += c.num_alloc_retries;
+  out.num_ooms += c.num_ooms;
+  out.num_sync_all_streams += c.num_sync_all_streams;
+  out.num_device_alloc += c.num_device_alloc;
+  out.num_device_free += c.num_device_free;
+}
+
 void delete_block(void* ptr);
 
 class FlagosDeviceAllocator final : public c10::DeviceAllocator {
@@ -64,6 +107,9 @@ class FlagosDeviceAllocator final : public c10::DeviceAllocator {
   void emptyCache(c10::MempoolId_t) override {
     if (!initialized()) return;
     for (auto& a : allocators().per_device) a->empty_cache();
+    c10::DeviceIndex cuda_index = -1;
+    if (device_count() > 0)
+      if (auto* cuda = interop_allocator(0, &cuda_index)) cuda->emptyCache();
   }
   void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
     flagos::device::record_stream(ptr, stream);
@@ -88,13 +134,18 @@ class FlagosDeviceAllocator final : public c10::DeviceAllocator {
     copy_stat(s.oversize_allocations, out.oversize_allocations);
     copy_stat(s.oversize_segments, out.oversize_segments);
     out.max_split_size = s.max_split_size;
+    add_interop_stats(device, out);
     return out;
   }
   void resetAccumulatedStats(c10::DeviceIndex device) override {
     caching_allocator(device).reset_accumulated_stats();
+    c10::DeviceIndex cuda_index = -1;
+    if (auto* cuda = interop_allocator(device, &cuda_index)) cuda->resetAccumulatedStats(cuda_index);
   }
   void resetPeakStats(c10::DeviceIndex device) override {
     caching_allocator(device).reset_peak_stats();
+    c10::DeviceIndex cuda_index = -1;
+    if (auto* cuda = interop_allocator(device, &cuda_index)) cuda->resetPeakStats(cuda_index);
   }
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
     return mem_get_info(device);

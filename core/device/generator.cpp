@@ -1,73 +1,92 @@
 #include "device/generator.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
-#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "device/runtime.h"
 
 namespace flagos::device {
+namespace {
 
-FlagosGenerator::FlagosGenerator(c10::DeviceIndex device, uint64_t seed)
+// CUDA-ABI plugin on a CUDA torch: kernels run on the GPU the device is.
+int cuda_ordinal(c10::DeviceIndex device) {
+  if (!has_capability(device, FLAGOS_CAP_CUDA_ABI) || !c10::impl::hasDeviceGuardImpl(c10::kCUDA)) return -1;
+  return properties(device).interop_device_index;
+}
+
+at::Generator default_engine(c10::DeviceIndex device) {
+  const int cuda = cuda_ordinal(device);
+  if (cuda >= 0)
+    return at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(cuda)));
+  return at::make_generator<at::CPUGeneratorImpl>(c10::default_rng_seed_val);
+}
+
+at::Generator new_engine(c10::DeviceIndex device) {
+  const int cuda = cuda_ordinal(device);
+  if (cuda >= 0) return at::detail::getCUDAHooks().getNewGenerator(static_cast<c10::DeviceIndex>(cuda));
+  return at::make_generator<at::CPUGeneratorImpl>(c10::default_rng_seed_val);
+}
+
+c10::DeviceIndex resolve(c10::DeviceIndex device) {
+  if (device < 0) device = static_cast<c10::DeviceIndex>(current_device());
+  check_index(device);
+  return device;
+}
+
+}  // namespace
+
+FlagosGenerator::FlagosGenerator(c10::DeviceIndex device, at::Generator engine)
     : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, device),
                          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
-      cpu_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+      engine_(std::move(engine)) {}
 
-void FlagosGenerator::set_current_seed(uint64_t seed) { cpu_.set_current_seed(seed); }
-void FlagosGenerator::set_offset(uint64_t) {
-  TORCH_CHECK(false, "[flagos] the flagos generator has no offset (it is a CPU Mersenne Twister "
-                     "state; use get_state/set_state)");
-}
-uint64_t FlagosGenerator::get_offset() const {
-  TORCH_CHECK(false, "[flagos] the flagos generator has no offset (it is a CPU Mersenne Twister "
-                     "state; use get_state/set_state)");
-}
-uint64_t FlagosGenerator::current_seed() const { return cpu_.current_seed(); }
-uint64_t FlagosGenerator::seed() { return cpu_.seed(); }
+void FlagosGenerator::set_current_seed(uint64_t seed) { engine_.set_current_seed(seed); }
+void FlagosGenerator::set_offset(uint64_t offset) { engine_.set_offset(offset); }
+uint64_t FlagosGenerator::get_offset() const { return engine_.get_offset(); }
+uint64_t FlagosGenerator::current_seed() const { return engine_.current_seed(); }
+uint64_t FlagosGenerator::seed() { return engine_.seed(); }
 void FlagosGenerator::set_state(const c10::TensorImpl& new_state) {
-  cpu_.unsafeGetGeneratorImpl()->set_state(new_state);
+  engine_.unsafeGetGeneratorImpl()->set_state(new_state);
 }
 c10::intrusive_ptr<c10::TensorImpl> FlagosGenerator::get_state() const {
-  return cpu_.unsafeGetGeneratorImpl()->get_state();
+  return engine_.unsafeGetGeneratorImpl()->get_state();
 }
 FlagosGenerator* FlagosGenerator::clone_impl() const {
-  auto* copy = new FlagosGenerator(device_.index());
-  copy->cpu_ = cpu_.clone();
-  return copy;
+  return new FlagosGenerator(device_.index(), engine_.clone());
 }
 
 const at::Generator& default_generator(c10::DeviceIndex device) {
   static std::once_flag once;
   static std::vector<at::Generator> generators;
   std::call_once(once, [] {
+    // Like CUDA's, default generators start from the default seed;
+    // torch.manual_seed reseeds them through torch.flagos.manual_seed_all.
     for (int32_t d = 0; d < device_count(); ++d) {
-      generators.push_back(at::make_generator<FlagosGenerator>(static_cast<c10::DeviceIndex>(d)));
-      // Like CUDA: default generators start from the default seed (67280421310721)
-      // and torch.manual_seed reseeds them through torch.flagos.manual_seed_all.
+      auto index = static_cast<c10::DeviceIndex>(d);
+      generators.push_back(at::make_generator<FlagosGenerator>(index, default_engine(index)));
     }
   });
-  if (device < 0) device = static_cast<c10::DeviceIndex>(current_device());
-  check_index(device);
-  return generators.at(device);
+  return generators.at(resolve(device));
 }
 
 at::Generator new_generator(c10::DeviceIndex device) {
-  if (device < 0) device = static_cast<c10::DeviceIndex>(current_device());
-  check_index(device);
-  return at::make_generator<FlagosGenerator>(device);
+  device = resolve(device);
+  return at::make_generator<FlagosGenerator>(device, new_engine(device));
 }
 
-at::Generator cpu_generator_for(const at::Generator& gen, c10::DeviceIndex device) {
+at::Generator engine_for(const at::Generator& gen, c10::DeviceIndex device) {
   if (!gen.defined()) {
     auto& def = default_generator(device);
-    return static_cast<FlagosGenerator*>(def.unsafeGetGeneratorImpl())->cpu_generator();
+    return static_cast<FlagosGenerator*>(def.unsafeGetGeneratorImpl())->engine();
   }
-  if (auto* fg = dynamic_cast<FlagosGenerator*>(gen.unsafeGetGeneratorImpl()))
-    return fg->cpu_generator();
-  return gen;  // a CPU generator passed explicitly: use it as is
+  if (auto* fg = dynamic_cast<FlagosGenerator*>(gen.unsafeGetGeneratorImpl())) return fg->engine();
+  return gen;
 }
 
 }  // namespace flagos::device

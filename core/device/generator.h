@@ -1,9 +1,10 @@
-// The per-device flagos generator. Random kernels run on the CPU (through the
-// fallback or CPU boxing), so the state is a CPU Philox/MT engine: each
-// flagos generator owns one CPU generator and forwards to it. Kernels are
-// handed that inner CPU generator (cpu_generator()), so torch.flagos.manual_seed,
-// get/set_rng_state and torch.Generator(device="flagos") all act on what the
-// kernels actually draw from.
+// The per-device flagos generator. Random kernels run on the interoperable
+// device (CPU for host plugins and the fallback, CUDA for CUDA-ABI plugins),
+// so each flagos generator wraps one generator of that device (its engine)
+// and forwards to it: torch.flagos.manual_seed, get/set_rng_state and
+// torch.Generator(device="flagos") act on exactly what kernels draw from.
+// On CUDA-ABI plugins the default flagos generator IS torch's default CUDA
+// generator of the same GPU (seeding either seeds both).
 #pragma once
 
 #include <ATen/core/Generator.h>
@@ -13,7 +14,7 @@ namespace flagos::device {
 
 class FlagosGenerator final : public c10::GeneratorImpl {
  public:
-  explicit FlagosGenerator(c10::DeviceIndex device, uint64_t seed = c10::default_rng_seed_val);
+  FlagosGenerator(c10::DeviceIndex device, at::Generator engine);
 
   void set_current_seed(uint64_t seed) override;
   void set_offset(uint64_t offset) override;
@@ -23,20 +24,21 @@ class FlagosGenerator final : public c10::GeneratorImpl {
   void set_state(const c10::TensorImpl& new_state) override;
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
 
-  // The CPU generator kernels draw from (same lifetime as this object).
-  const at::Generator& cpu_generator() const { return cpu_; }
+  // The CPU or CUDA generator kernels draw from (same lifetime as this).
+  const at::Generator& engine() const { return engine_; }
 
  private:
   FlagosGenerator* clone_impl() const override;
-  at::Generator cpu_;
+  at::Generator engine_;
 };
 
-// The default generator of `device` (created and seeded on first use).
+// The default generator of `device` (created on first use).
 const at::Generator& default_generator(c10::DeviceIndex device);
 at::Generator new_generator(c10::DeviceIndex device);
 
-// For kernels running on the CPU: the CPU generator to use in place of
-// `gen` (a flagos generator, or undefined = the default one of `device`).
-at::Generator cpu_generator_for(const at::Generator& gen, c10::DeviceIndex device);
+// For kernels running on the interoperable device: the engine to use in
+// place of `gen` (a flagos generator, or undefined = the default one of
+// `device`). Other generators are returned unchanged.
+at::Generator engine_for(const at::Generator& gen, c10::DeviceIndex device);
 
 }  // namespace flagos::device

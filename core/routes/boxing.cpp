@@ -165,9 +165,8 @@ void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Sta
       v = map_tensors(v, box);
     } else if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1) {
       v = target_device(target);
-    } else if (kind == BoxingTarget::Cpu && (v.isNone() || v.isGenerator()) &&
-               is_generator_arg(schema.arguments()[i])) {
-      v = device::cpu_generator_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
+    } else if ((v.isNone() || v.isGenerator()) && is_generator_arg(schema.arguments()[i])) {
+      v = device::engine_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
     }
   }
 
