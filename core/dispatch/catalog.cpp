@@ -136,9 +136,13 @@ std::string TorchCatalog::unavailable_reason(RouteKind kind) const {
     case RouteKind::FlagGems:
       return options_.flaggems_enabled ? "" : options_.flaggems_off_reason;
     case RouteKind::FlagGemsCpp:
-      return "this build did not compile flaggems_cpp (FLAGOS_BUILD_FLAGGEMS_CPP=OFF)";
+      // Whatever FLAGOS_BUILD_FLAGGEMS_CPP resolved to: no such wrapper exists yet.
+      return "this build compiled no flaggems_cpp kernels (the FlagGems C++ wrapper is not "
+             "implemented in this torch_fl core)";
     case RouteKind::TileOps:
-      return "this build did not compile tileops (FLAGOS_BUILD_TILEOPS=OFF)";
+      // Whatever FLAGOS_BUILD_TILEOPS resolved to: no TileOps wrappers exist yet.
+      return "this build compiled no tileops kernels (the TileOps wrappers are not implemented "
+             "in this torch_fl core)";
     case RouteKind::CpuFallback:
     case RouteKind::Unrouted:
       return "";

@@ -77,6 +77,18 @@ void load_lines(Conf& conf, const std::string& path, int depth) {
 
 int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
 
+// A [conf] list of strings: each item with its own line.
+template <typename F>
+void load_strings(const std::string& path, const toml::node& node, const std::string& key, F&& each) {
+  const toml::array* list = node.as_array();
+  if (!list) fail(path, line_of(node), "[conf] " + key + " must be a list of strings");
+  for (const auto& item : *list) {
+    auto s = item.value<std::string>();
+    if (!s) fail(path, line_of(item), "[conf] " + key + " entries must be strings");
+    each(*s, line_of(item));
+  }
+}
+
 void load_toml(Conf& conf, const std::string& path, int depth) {
   toml::table root;
   try {
@@ -85,9 +97,16 @@ void load_toml(Conf& conf, const std::string& path, int depth) {
     fail(path, static_cast<int>(e.source().begin.line), std::string(e.description()));
   }
   if (auto* meta = root["conf"].as_table()) {
+    // Includes first, whatever the key order: the including file's [conf]
+    // values (default, torch) and routes must win over the included ones.
+    if (const toml::node* node = meta->get("include"))
+      load_strings(path, *node, "include", [&](const std::string& s, int line) {
+        load_into(conf, resolve_include(path, s), depth + 1, path, line);
+      });
     for (const auto& [key, node] : *meta) {
       const std::string k(key.str());
       const int line = line_of(node);
+      if (k == "include") continue;
       if (k == "platform" || k == "default" || k == "torch") {
         auto s = node.value<std::string>();
         if (!s) fail(path, line, "[conf] " + k + " must be a string");
@@ -99,18 +118,8 @@ void load_toml(Conf& conf, const std::string& path, int depth) {
           conf.default_kind = parse_kind(*s, false, "default", path, line);
           conf.default_where = path + ":" + std::to_string(line);
         }
-      } else if (k == "include" || k == "tileops") {
-        const toml::array* list = node.as_array();
-        if (!list) fail(path, line, "[conf] " + k + " must be a list of strings");
-        for (const auto& item : *list) {
-          auto s = item.value<std::string>();
-          if (!s) fail(path, line_of(item), "[conf] " + k + " entries must be strings");
-          if (k == "include") {
-            load_into(conf, resolve_include(path, *s), depth + 1, path, line_of(item));
-          } else {
-            conf.tileops.push_back(*s);
-          }
-        }
+      } else if (k == "tileops") {
+        load_strings(path, node, k, [&](const std::string& s, int) { conf.tileops.push_back(s); });
       } else if (k != "generated_by" && k != "description") {
         fail(path, line, "unknown key '" + k + "' in [conf] (platform, default, include, tileops, "
                          "description, generated_by, torch)");

@@ -4,8 +4,10 @@
 //   *.toml  [conf] platform/default/include/tileops, then [routes] "op" = "kind"
 //   other   the upstream line format: `op = backend`, `# comment`,
 //           `include <path>`; `# tileops` after a route annotates it.
-// Includes resolve against the including file's directory, nest at most 8
-// deep, and are read first: the including file's lines win.
+// Includes resolve against the including file's directory and nest at most 8
+// deep. A TOML conf's includes are read before its own [conf] values and
+// routes, so the including file wins; in the line format an include's lines
+// take its place. Later entries win (table.cpp).
 // Every error names the file and the line and throws flagos::Error.
 #pragma once
 

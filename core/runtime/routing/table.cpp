@@ -14,21 +14,22 @@ namespace {
 
 constexpr std::string_view kPrefix = "FLAGOS_OP_";
 
+// "." is written "__", but a base name may end in "_" (add_) or "__"
+// (__ior__), and no overload name starts with "_": the dot is the last "__"
+// followed by another character, after a non-empty base name.
 std::string op_from_variable(std::string_view suffix) {
-  std::string op;
-  for (size_t i = 0; i < suffix.size(); ++i) {
-    if (suffix[i] == '_' && i + 1 < suffix.size() && suffix[i + 1] == '_' &&
-        i > 0) {  // a leading "__" stays (dunder ops such as __ior__)
-      op += '.';
-      ++i;
-    } else {
-      op += suffix[i];
-    }
-  }
+  const std::string op(suffix);
+  for (size_t p = op.size(); p-- > 1;)
+    if (p + 2 < op.size() && op[p] == '_' && op[p + 1] == '_' && op[p + 2] != '_')
+      return op.substr(0, p) + "." + op.substr(p + 2);
   return op;
 }
 
-// Applies FLAGOS_FORCE_BACKEND to one route.
+// Applies FLAGOS_FORCE_BACKEND to one route: the family's first kind that
+// implements the op and can run here. When kinds implement it but none can
+// run here (a kernel set this build did not compile), the op raises rather
+// than falling back; a kind that merely does not apply (the host plugin's
+// memory is not CUDA-ABI) is skipped while a later one of the family can serve.
 void force(Route& r, Family family, const Conf& conf, const Catalog& catalog,
            std::vector<std::string>& unimplemented) {
   if (family == Family::TileOps &&
@@ -36,22 +37,32 @@ void force(Route& r, Family family, const Conf& conf, const Catalog& catalog,
     unimplemented.push_back(r.op);
     return;
   }
+  const std::string forced = "FLAGOS_FORCE_BACKEND=" + std::string(name(family)) + " over " +
+                             std::string(name(r.kind)) + " (" + r.why + ")";
+  std::optional<RouteKind> blocked;  // the first kind implementing the op, unavailable here
+  std::string missing;
   for (RouteKind kind : kinds_of(family)) {
     if (!catalog.implements(kind, r.op) && family != Family::TileOps) continue;
-    const std::string missing = catalog.unavailable_reason(kind);
-    const std::string was = std::string(name(r.kind)) + " (" + r.why + ")";
-    r.why = "FLAGOS_FORCE_BACKEND=" + std::string(name(family)) + " over " + was;
-    if (missing.empty()) {
+    std::string why = catalog.unavailable_reason(kind);
+    if (why.empty()) {
+      r.why = forced;
       r.kind = kind;
       r.error.clear();
-    } else {
-      r.kind = RouteKind::Unrouted;
-      r.error = "aten::" + r.op + " is forced onto " + std::string(name(kind)) +
-                " by FLAGOS_FORCE_BACKEND=" + std::string(name(family)) + ", but " + missing;
+      return;
     }
+    if (!blocked) {
+      blocked = kind;
+      missing = std::move(why);
+    }
+  }
+  if (!blocked) {
+    unimplemented.push_back(r.op);
     return;
   }
-  unimplemented.push_back(r.op);
+  r.why = forced;
+  r.kind = RouteKind::Unrouted;
+  r.error = "aten::" + r.op + " is forced onto " + std::string(name(*blocked)) +
+            " by FLAGOS_FORCE_BACKEND=" + std::string(name(family)) + ", but " + missing;
 }
 
 std::string unrouted_error(const Route& r) {

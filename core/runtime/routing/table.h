@@ -27,7 +27,7 @@ class Catalog {
   // kernel, a registered FlagGems function...).
   virtual bool implements(RouteKind kind, const std::string& op) const = 0;
   // Empty when this build and plugin can run `kind` at all; else why not
-  // ("this build did not compile flaggems_cpp (FLAGOS_BUILD_FLAGGEMS_CPP=OFF)").
+  // ("this build did not compile CUDA boxing (FLAGOS_BUILD_BOXING=OFF)").
   virtual std::string unavailable_reason(RouteKind kind) const = 0;
   // The installed torch's version ("2.13.0+cpu").
   virtual std::string torch_version() const = 0;

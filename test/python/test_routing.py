@@ -1,0 +1,526 @@
+"""Per-operator routing (docs/routing.md), each behaviour checked by a real
+`import torch_fl` in a fresh interpreter: the conf in use, its errors (file
+and line), FLAGOS_OP_<op>, FLAGOS_FORCE_BACKEND, FLAGOS_DISABLE_FLAGGEMS_PY,
+FLAGOS_LOG, the native, flaggems and none routes, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import flagos_lines, run_python
+
+# An explicit host plugin: activation prints nothing, so every [flagos] line
+# counted below comes from routing.
+BASE = {"FLAGOS_PLUGIN": "host"}
+VALID = "native, cpu, cuda, flaggems, flaggems_cpp, tileops, cpu_fallback, none"
+
+
+def run(code: str, **env: str):
+    return run_python(code, env={**BASE, **env})
+
+
+def last_json(proc):
+    """The JSON value a child printed last."""
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def confs() -> Path:
+    """The directory the build installed the platform confs in."""
+    proc = run("import json, torch_fl; print(json.dumps(torch_fl._routing.confs_dir()))")
+    return Path(last_json(proc))
+
+
+def line_of(conf: Path, op: str) -> int:
+    """The line of `op`'s route in a TOML conf."""
+    for n, line in enumerate(conf.read_text().splitlines(), 1):
+        if line.startswith(f'"{op}" = '):
+            return n
+    raise AssertionError(f"{op} not in {conf}")
+
+
+def default_line(conf: Path) -> int:
+    return next(n for n, line in enumerate(conf.read_text().splitlines(), 1) if line.startswith("default = "))
+
+
+@pytest.fixture
+def fake_flag_gems(tmp_path) -> dict[str, str]:
+    """A `flag_gems` package whose _FULL_CONFIG implements add.Tensor without
+    calling add (a - (-b)*alpha) and counts its calls, and lists mul.Tensor
+    under a condition that is false; returns the env that puts it on the path."""
+    pkg = tmp_path / "fg" / "flag_gems"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "import torch\n"
+        "__version__ = '0.0+test'\n"
+        "calls = {'add.Tensor': 0}\n"
+        "def add(a, b, *, alpha=1):\n"
+        "    calls['add.Tensor'] += 1\n"
+        "    return torch.sub(a, b.neg() * alpha)\n"
+        "def mul(a, b):\n"
+        "    raise AssertionError('registered against its condition')\n"
+        "_FULL_CONFIG = (('add.Tensor', add), ('mul.Tensor', mul, lambda: False))\n")
+    return {"PYTHONPATH": str(tmp_path / "fg")}
+
+
+# What each child prints: add on flagos against the CPU, and add.Tensor's route.
+ADD = """
+    import json, torch, torch_fl
+    a, b = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([0.5, -4.0, 8.0])
+    x, y = a.to("flagos"), b.to("flagos")
+    same = torch.equal((x + y).cpu(), a + b) and torch.equal(torch.add(x, y, alpha=3).cpu(), torch.add(a, b, alpha=3))
+    out = {"same": same, "route": torch_fl.routes("add.Tensor")[0], "torch": torch.__version__}
+    try:
+        import flag_gems
+        out["calls"] = flag_gems.calls["add.Tensor"]
+    except ImportError:
+        pass
+    print(json.dumps(out))
+"""
+
+
+# -- which conf is in use -------------------------------------------------------
+
+def test_default_conf_is_the_build_records_host_toml(confs):
+    code = """
+        import json, os, torch, torch_fl
+        path = torch_fl.backend_config_path()
+        print(json.dumps({"path": path, "installed": torch_fl._C._routes()["conf"],
+                          "env": "FLAGOS_BACKEND_CONFIG" in os.environ,
+                          "route": torch_fl.routes("add.Tensor")[0],
+                          "default": torch_fl._routing.default_route()}))
+    """
+    proc = run(code)
+    out = last_json(proc)
+    host = confs / "host.toml"
+    assert out["path"] == out["installed"] == str(host)
+    assert out["env"] is False  # the package never writes the variable
+    assert out["route"] == {"op": "add.Tensor", "route": "cpu", "why": f"conf {host}:{line_of(host, 'add.Tensor')}"}
+    assert out["default"] == {"op": "", "route": "cpu_fallback", "why": f"conf default {host}:{default_line(host)}"}
+    assert flagos_lines(proc.stderr) == []
+
+
+def test_backend_config_overrides_and_is_left_as_exported(tmp_path):
+    conf = tmp_path / "mine.toml"
+    conf.write_text('[routes]\n"mul.Tensor" = "cpu"\n')
+    code = """
+        import json, os, torch_fl
+        print(json.dumps({"path": torch_fl.backend_config_path(), "installed": torch_fl._C._routes()["conf"],
+                          "env": os.environ["FLAGOS_BACKEND_CONFIG"], "routes": torch_fl.routes()}))
+    """
+    out = last_json(run(code, FLAGOS_BACKEND_CONFIG=str(conf)))
+    assert out["path"] == out["installed"] == out["env"] == str(conf)
+    assert out["routes"] == [{"op": "mul.Tensor", "route": "cpu", "why": f"conf {conf}:2"}]
+
+
+def test_relative_backend_config_is_refused():
+    assert import_error(Path("confs/host.toml"))[0] == (
+        "[flagos] FLAGOS_BACKEND_CONFIG must be an absolute path, got 'confs/host.toml'")
+
+
+def test_routes_lists_every_listed_op_sorted_and_answers_for_unlisted_ones(tmp_path):
+    conf = tmp_path / "two.toml"
+    conf.write_text('[conf]\ndefault = "cpu_fallback"\n[routes]\n"neg" = "cpu"\n"abs" = "cpu_fallback"\n')
+    code = """
+        import json, torch_fl
+        print(json.dumps({"all": torch_fl.routes(), "unlisted": torch_fl.routes("mul.Tensor")}))
+    """
+    out = last_json(run(code, FLAGOS_BACKEND_CONFIG=str(conf)))
+    assert [r["op"] for r in out["all"]] == ["abs", "neg"]
+    assert out["unlisted"] == [{"op": "mul.Tensor", "route": "cpu_fallback", "why": f"conf default {conf}:2"}]
+
+
+# -- conf errors stop the import, naming file and line ----------------------------
+
+# Prints the import's error (or "imported"), then torch's version.
+IMPORT = """
+    try:
+        import torch_fl
+    except RuntimeError as exc:
+        print(exc)
+    else:
+        print("imported")
+    import torch
+    print(torch.__version__)
+"""
+
+
+def import_error(conf: Path) -> tuple[str, str]:
+    """(the import's error message, torch's version) under FLAGOS_BACKEND_CONFIG=conf."""
+    proc = run(IMPORT, FLAGOS_BACKEND_CONFIG=str(conf))
+    assert proc.returncode == 0, proc.stderr
+    got, torch_version = proc.stdout.strip().splitlines()
+    return got, torch_version
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("syntax.toml", '[routes]\n"add.Tensor" = "cpu"\n"mm" = cpu\n', None),
+    ("op.toml", '[routes]\n"add.Tensor" = "cpu"\n"add.Tensr" = "cpu"\n',
+     "3: 'add.Tensr': no such operator in torch {torch}"),
+    ("kind.toml", '[conf]\n[routes]\n"add.Tensor" = "gpu"\n',
+     f"3: unknown route 'gpu' for 'add.Tensor' (valid: {VALID})"),
+    ("composite.toml", '[routes]\n\n"linear" = "cpu"\n',
+     "3: 'linear': CompositeImplicitAutograd: it decomposes into other operators; route those instead"),
+    ("syntax.conf", "# upstream\nmm = vendor\nadd.Tensor flagos_python\n",
+     "3: expected `op = backend` or `include <path>`, got 'add.Tensor flagos_python'"),
+    ("op.conf", "mm = vendor\n\nadd_Tensor = cpu\n", "3: 'add_Tensor': no such operator in torch {torch}"),
+    ("kind.conf", "mm = vendor\nadd.Tensor = gpu  # typo\n",
+     f"2: unknown route 'gpu' for 'add.Tensor' (valid: {VALID})"),
+])
+def test_conf_errors_name_file_and_line(tmp_path, name, text, message):
+    conf = tmp_path / name
+    conf.write_text(text)
+    got, torch_version = import_error(conf)
+    if message is None:  # toml++ words a syntax error; the line is ours to check
+        assert got.startswith(f"[flagos] routing conf {conf}:3: "), got
+    else:
+        assert got == f"[flagos] routing conf {conf}:" + message.format(torch=torch_version)
+
+
+def test_missing_conf_and_missing_include(tmp_path):
+    missing = tmp_path / "absent.toml"
+    assert import_error(missing)[0] == f"[flagos] routing conf {missing}: no such file"
+    conf = tmp_path / "inc.conf"
+    conf.write_text("# includes a file that is not there\ninclude sub/gone.conf\n")
+    assert import_error(conf)[0] == (f"[flagos] routing conf {conf}:2: included file "
+                                   f"{tmp_path / 'sub' / 'gone.conf'} does not exist")
+
+
+def test_a_bad_conf_stops_the_import_with_one_clear_last_line(tmp_path):
+    conf = tmp_path / "bad.toml"
+    conf.write_text('[routes]\n"mm" = "fast"\n')
+    proc = run("import torch_fl", FLAGOS_BACKEND_CONFIG=str(conf))
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"RuntimeError: [flagos] routing conf {conf}:2: unknown route 'fast' for 'mm' (valid: {VALID})")
+
+
+# -- the upstream line format ---------------------------------------------------------
+
+def test_line_format_with_comments_and_include(tmp_path, confs):
+    (tmp_path / "platform.conf").write_text(f"include {confs / 'host.toml'}\n")
+    conf = tmp_path / "backends_custom.conf"
+    conf.write_text("# a custom conf in the upstream format\n"
+                    "include platform.conf   # relative to this file\n"
+                    "\n"
+                    "mm = vendor             # the plugin's own kernel\n"
+                    "add.Tensor = cpu_fallback\n")
+    code = """
+        import json, torch, torch_fl
+        a, b = torch.randn(3, 4), torch.randn(4, 2)
+        ok = torch.allclose((a.flagos() @ b.flagos()).cpu(), a @ b) and torch.equal((a.flagos() + 1).cpu(), a + 1)
+        print(json.dumps({"ok": ok, "mm": torch_fl.routes("mm")[0], "add": torch_fl.routes("add.Tensor")[0],
+                          "neg": torch_fl.routes("neg")[0]}))
+    """
+    out = last_json(run(code, FLAGOS_BACKEND_CONFIG=str(conf)))
+    assert out["ok"]
+    assert out["mm"] == {"op": "mm", "route": "native", "why": f"conf {conf}:4"}
+    assert out["add"] == {"op": "add.Tensor", "route": "cpu_fallback", "why": f"conf {conf}:5"}
+    host = confs / "host.toml"
+    assert out["neg"] == {"op": "neg", "route": "cpu", "why": f"conf {host}:{line_of(host, 'neg')}"}
+
+
+# -- FLAGOS_OP_<op> ---------------------------------------------------------------------
+
+def test_op_override_over_the_conf_and_for_an_unlisted_op(tmp_path):
+    conf = tmp_path / "one.toml"
+    conf.write_text('[routes]\n"add.Tensor" = "cpu"\n')
+    code = """
+        import json, torch, torch_fl
+        a = torch.tensor([1.0, -2.0])
+        ok = torch.equal((a.flagos() + a.flagos()).cpu(), a + a) and torch.equal(a.flagos().neg().cpu(), -a)
+        print(json.dumps({"ok": ok, "routes": torch_fl.routes()}))
+    """
+    out = last_json(run(code, FLAGOS_BACKEND_CONFIG=str(conf), FLAGOS_OP_add__Tensor="cpu_fallback",
+                        FLAGOS_OP_neg="cpu"))
+    assert out["ok"]
+    assert out["routes"] == [
+        {"op": "add.Tensor", "route": "cpu_fallback", "why": f"FLAGOS_OP_add__Tensor over cpu (conf {conf}:2)"},
+        {"op": "neg", "route": "cpu", "why": "FLAGOS_OP_neg"},
+    ]
+
+
+def test_op_override_names_in_place_and_dunder_ops():
+    code = """
+        import json, torch_fl
+        print(json.dumps([torch_fl.routes(op)[0]["route"] for op in ("add_.Tensor", "__ior__.Tensor")]))
+    """
+    out = last_json(run(code, FLAGOS_OP_add___Tensor="cpu_fallback", FLAGOS_OP___ior____Tensor="cpu_fallback"))
+    assert out == ["cpu_fallback", "cpu_fallback"]
+
+
+def test_bad_op_overrides_are_one_line_each_and_change_nothing():
+    proc = run(ADD, FLAGOS_OP_add__Tensor="gpu", FLAGOS_OP_add__Tensr="cpu")
+    out = last_json(proc)
+    assert out["same"] and out["route"]["route"] == "cpu"
+    assert flagos_lines(proc.stderr) == [
+        f"[flagos] FLAGOS_OP_add__Tensor=gpu: unknown route (valid: {VALID}); ignored",
+        f"[flagos] FLAGOS_OP_add__Tensr: 'add.Tensr': no such operator in torch {out['torch']}; ignored",
+    ]
+
+
+# -- the none route ------------------------------------------------------------------------
+
+def test_none_route_raises_one_clear_error(tmp_path):
+    conf = tmp_path / "none.toml"
+    conf.write_text('[routes]\n"add.Tensor" = "none"\n')
+    code = """
+        import json, torch, torch_fl
+        x = torch.ones(2).flagos()
+        try:
+            x + x
+        except RuntimeError as exc:
+            print(json.dumps({"error": str(exc), "route": torch_fl.routes("add.Tensor")[0]}))
+    """
+    proc = run(code, FLAGOS_BACKEND_CONFIG=str(conf))
+    out = last_json(proc)
+    message = (f"aten::add.Tensor is not routed on flagos (conf {conf}:2); route it with "
+               "FLAGOS_OP_add__Tensor=cpu_fallback or in a custom conf (FLAGOS_BACKEND_CONFIG)")
+    assert out["error"] == "[flagos] " + message
+    assert out["route"]["route"] == "none" and out["route"]["error"] == message
+    assert flagos_lines(proc.stderr) == []
+
+
+# -- the native route --------------------------------------------------------------------
+
+def test_native_route_matches_cpu_and_unsupported_dtypes_take_the_next_route(confs):
+    code = """
+        import json, torch, torch_fl
+        torch.manual_seed(0)
+        x, y, m = torch.randn(5, 7), torch.randn(5, 7), torch.randn(7, 3)
+        i, j = torch.arange(-6, 6, dtype=torch.int8).reshape(3, 4), torch.full((3, 4), 100, dtype=torch.int8)
+        f = lambda t: t.to("flagos")
+        checks = {
+            "add": torch.equal((f(x) + f(y)).cpu(), x + y),
+            "add_alpha": torch.equal(torch.add(f(x), f(y), alpha=2).cpu(), torch.add(x, y, alpha=2)),
+            "add_": torch.equal(f(x).add_(f(y)).cpu(), x.clone().add_(y)),
+            "mul": torch.equal((f(x) * f(y)).cpu(), x * y),
+            "neg": torch.equal(f(x).neg().cpu(), x.neg()),
+            "relu": torch.equal(f(x).relu().cpu(), x.relu()),
+            "mm": torch.allclose((f(x) @ f(m)).cpu(), x @ m, atol=1e-6),
+            "sum": torch.allclose(f(x).sum(1).cpu(), x.sum(1), atol=1e-6),
+            "int8_add": torch.equal((f(i) + f(j)).cpu(), i + j),
+            "int8_mul": torch.equal((f(i) * f(j)).cpu(), i * j),
+        }
+        print(json.dumps({"checks": checks, "add": torch_fl.routes("add.Tensor")[0],
+                          "sub": torch_fl.routes("sub.Tensor")[0]["route"]}))
+    """
+    native = confs / "host_native.toml"
+    proc = run(code, FLAGOS_BACKEND_CONFIG=str(native))
+    out = last_json(proc)
+    assert out["checks"] == {k: True for k in out["checks"]}
+    assert out["add"] == {"op": "add.Tensor", "route": "native", "why": f"conf {native}:{line_of(native, 'add.Tensor')}"}
+    assert out["sub"] == "cpu"  # from the included host.toml
+    assert flagos_lines(proc.stderr) == []
+
+
+# -- the flaggems route ------------------------------------------------------------------
+
+NO_IMPL = "flaggems has no implementation of these ops here"
+DISABLED = "FLAGOS_DISABLE_FLAGGEMS_PY=1 leaves the FlagGems Python layer unregistered"
+
+
+@pytest.mark.parametrize("gems, env, calls, route, cause, demoted", [
+    # add.Tensor runs the Python implementation; mul.Tensor's entry has a
+    # false condition, so it is not registered and takes its next route.
+    (True, {"FLAGOS_OP_mul__Tensor": "flaggems"}, 2, "flaggems", NO_IMPL, "mul.Tensor"),
+    (True, {"FLAGOS_DISABLE_FLAGGEMS_PY": "1"}, 0, "cpu", DISABLED, "add.Tensor"),
+    (False, {}, None, "cpu", NO_IMPL, "add.Tensor"),
+], ids=["registered", "disabled", "no-flag_gems"])
+def test_flaggems_route(fake_flag_gems, gems, env, calls, route, cause, demoted):
+    proc = run(ADD, FLAGOS_OP_add__Tensor="flaggems", **env, **(fake_flag_gems if gems else {}))
+    out = last_json(proc)
+    assert out["same"]
+    assert out.get("calls") == calls
+    assert out["route"]["route"] == route
+    if route == "cpu":
+        assert out["route"]["why"].endswith(f", demoted from flaggems: {cause}")
+    assert flagos_lines(proc.stderr) == [f"[flagos] 1 routes to flaggems: {cause}; they run as cpu ({demoted})"]
+
+
+def test_a_raising_python_implementation_is_reported_with_its_message(tmp_path):
+    pkg = tmp_path / "flag_gems"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "def neg(x):\n    raise ValueError('kernel exploded')\n_FULL_CONFIG = [('neg', neg)]\n")
+    code = """
+        import torch, torch_fl
+        try:
+            torch.ones(2).flagos().neg()
+        except RuntimeError as exc:
+            print(str(exc).splitlines()[0])
+    """
+    proc = run(code, FLAGOS_OP_neg="flaggems", PYTHONPATH=str(tmp_path))
+    assert proc.stdout.strip().startswith(
+        "[flagos] flaggems implementation of aten::neg raised: ValueError: kernel exploded"), proc.stdout
+
+
+# -- FLAGOS_FORCE_BACKEND -----------------------------------------------------------------
+
+def test_force_flaggems_repins_what_flaggems_implements_and_reports_the_rest_once(fake_flag_gems):
+    code = ADD.replace('"route": torch_fl.routes("add.Tensor")[0]',
+                       '"route": torch_fl.routes("add.Tensor")[0], "mm": torch_fl.routes("mm")[0]["route"]')
+    proc = run(code, FLAGOS_FORCE_BACKEND="flaggems", FLAGOS_OP_add__Tensor="cpu_fallback", **fake_flag_gems)
+    out = last_json(proc)
+    assert out["same"] and out["calls"] == 2
+    assert out["route"]["route"] == "flaggems"
+    assert out["route"]["why"].startswith("FLAGOS_FORCE_BACKEND=flaggems over cpu_fallback (FLAGOS_OP_add__Tensor over cpu")
+    assert out["mm"] == "cpu"  # not implemented by flaggems: left on its configured route
+    lines = flagos_lines(proc.stderr)
+    assert len(lines) == 1
+    assert re.fullmatch(r"\[flagos\] FLAGOS_FORCE_BACKEND=flaggems: \d+ ops have no flaggems implementation and "
+                        r"keep their configured route \(.*, \.\.\.\); torch_fl\.routes\(\) lists them", lines[0])
+
+
+def test_force_vendor_on_host_takes_native_kernels_then_cpu():
+    code = """
+        import json, torch, torch_fl
+        x = torch.randn(4, 4)
+        ok = torch.equal((x.flagos() + x.flagos()).cpu(), x + x) and torch.equal((x.flagos() - 1).cpu(), x - 1)
+        routes = torch_fl.routes()
+        print(json.dumps({"ok": ok, "add": torch_fl.routes("add.Tensor")[0]["route"],
+                          "sub": torch_fl.routes("sub.Tensor")[0]["route"],
+                          "kinds": sorted({r["route"] for r in routes})}))
+    """
+    proc = run(code, FLAGOS_FORCE_BACKEND="vendor")
+    out = last_json(proc)
+    assert out == {"ok": True, "add": "native", "sub": "cpu", "kinds": ["cpu", "native"]}
+    assert flagos_lines(proc.stderr) == []
+
+
+def test_force_tileops_raises_for_an_annotated_op_this_build_did_not_compile(tmp_path, confs):
+    conf = tmp_path / "backends_tile.conf"
+    conf.write_text(f"include {confs / 'host.toml'}\nmm = cpu   # tileops\n")
+    code = """
+        import json, torch, torch_fl
+        x = torch.ones(2, 2).flagos()
+        try:
+            x @ x
+        except RuntimeError as exc:
+            error = str(exc)
+        print(json.dumps({"error": error, "add": torch.equal((x + x).cpu(), torch.full((2, 2), 2.0))}))
+    """
+    proc = run(code, FLAGOS_BACKEND_CONFIG=str(conf), FLAGOS_FORCE_BACKEND="tileops")
+    out = last_json(proc)
+    assert out["error"] == ("[flagos] aten::mm is forced onto tileops by FLAGOS_FORCE_BACKEND=tileops, but this "
+                            "build compiled no tileops kernels (the TileOps wrappers are not implemented in this "
+                            "torch_fl core)")
+    assert out["add"]  # not annotated: left alone
+    lines = flagos_lines(proc.stderr)
+    assert len(lines) == 1 and lines[0].startswith("[flagos] FLAGOS_FORCE_BACKEND=tileops: ")
+
+
+def test_force_backend_invalid_value_is_one_line_and_changes_nothing():
+    proc = run(ADD, FLAGOS_FORCE_BACKEND="cuda")
+    out = last_json(proc)
+    assert out["same"] and out["route"]["route"] == "cpu"
+    assert flagos_lines(proc.stderr) == [
+        "[flagos] FLAGOS_FORCE_BACKEND='cuda' is not one of flaggems, vendor, tileops; using the default (unset)"]
+
+
+# -- FLAGOS_LOG ----------------------------------------------------------------------------
+
+LOGGED = """
+    import torch, torch_fl
+    x = torch.tensor([1.0, 2.0]).to("flagos")
+    for _ in range(3):
+        x + x
+    x * x
+    print("done")
+"""
+
+
+def test_log_dispatch_one_line_per_op(confs):
+    proc = run(LOGGED, FLAGOS_LOG="dispatch")
+    assert proc.returncode == 0, proc.stderr
+    host = confs / "host.toml"
+    assert flagos_lines(proc.stderr) == [
+        f"[flagos] dispatch: aten::add.Tensor -> cpu (conf {host}:{line_of(host, 'add.Tensor')})",
+        f"[flagos] dispatch: aten::mul.Tensor -> cpu (conf {host}:{line_of(host, 'mul.Tensor')})",
+    ]
+
+
+def test_log_fallback_one_line_per_call_and_dispatch_with_it(confs):
+    proc = run(LOGGED, FLAGOS_LOG="dispatch,fallback", FLAGOS_OP_add__Tensor="cpu_fallback")
+    assert proc.returncode == 0, proc.stderr
+    host = confs / "host.toml"
+    assert flagos_lines(proc.stderr) == [
+        f"[flagos] dispatch: aten::add.Tensor -> cpu_fallback (FLAGOS_OP_add__Tensor over cpu "
+        f"(conf {host}:{line_of(host, 'add.Tensor')}))",
+        "[flagos] cpu_fallback: aten::add.Tensor",
+        "[flagos] cpu_fallback: aten::add.Tensor",
+        "[flagos] cpu_fallback: aten::add.Tensor",
+        f"[flagos] dispatch: aten::mul.Tensor -> cpu (conf {host}:{line_of(host, 'mul.Tensor')})",
+    ]
+
+
+def test_log_off_prints_nothing():
+    proc = run(LOGGED, FLAGOS_OP_add__Tensor="cpu_fallback")
+    assert proc.returncode == 0, proc.stderr
+    assert flagos_lines(proc.stderr) == []
+
+
+# -- the CLI ---------------------------------------------------------------------------------
+
+def cli(*args: str, **env: str):
+    return run_python("", env={**BASE, **env}, args=["-m", "torch_fl", *args])
+
+
+def test_cli_routes_for_one_op(confs):
+    proc = cli("routes", "--op", "add.Tensor")
+    assert proc.returncode == 0, proc.stderr
+    host = confs / "host.toml"
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"conf: {host}"
+    assert lines[1] == f"default route (unlisted ops): cpu_fallback (conf default {host}:{default_line(host)})"
+    assert lines[2].split() == ["add.Tensor", "cpu", "conf", f"{host}:{line_of(host, 'add.Tensor')}"]
+    assert len(lines) == 3
+
+
+def test_cli_routes_lists_every_route_with_counts(tmp_path):
+    conf = tmp_path / "three.toml"
+    conf.write_text('[routes]\n"neg" = "cpu"\n"abs" = "cpu"\n"add.Tensor" = "none"\n')
+    proc = cli("routes", FLAGOS_BACKEND_CONFIG=str(conf))
+    assert proc.returncode == 0, proc.stderr
+    rows = proc.stdout.splitlines()[2:]
+    assert [r.split()[:2] for r in rows[:-1]] == [["abs", "cpu"], ["add.Tensor", "none"], ["neg", "cpu"]]
+    assert "[raises: aten::add.Tensor is not routed on flagos" in rows[1]
+    assert rows[-1] == "routes: cpu 2, none 1"
+
+
+def test_cli_conf_check_good_conf(tmp_path, confs):
+    conf = tmp_path / "good.conf"
+    conf.write_text(f"include {confs / 'host.toml'}\nmm = vendor\nadd.Tensor = cpu_fallback  # comment\n")
+    proc = cli("conf", "check", str(conf))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.strip()
+    assert re.fullmatch(rf"{re.escape(str(conf))}: OK, \d+ routes \(cpu \d+, cpu_fallback 1, native 1\)", out), out
+    assert flagos_lines(proc.stderr) == []
+
+
+def test_cli_conf_check_reports_what_installing_would(tmp_path):
+    conf = tmp_path / "notes.toml"
+    conf.write_text('[routes]\n"add.Tensor" = "flaggems"\n')
+    proc = cli("conf", "check", str(conf))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"{conf}: OK, 1 routes (cpu 1), 1 notes"
+    assert flagos_lines(proc.stderr) == [
+        "[flagos] 1 routes to flaggems: flaggems has no implementation of these ops here; they run as cpu "
+        "(add.Tensor)"]
+
+
+def test_cli_conf_check_bad_conf_exits_1_with_file_and_line(tmp_path):
+    conf = tmp_path / "bad.toml"
+    conf.write_text('[conf]\nplatform = "mine"\n\n[routes]\n"add.Tensor" = "cpu"\n"mm" = "gpu"\n')
+    proc = cli("conf", "check", str(conf))
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert flagos_lines(proc.stderr) == [
+        f"[flagos] routing conf {conf}:6: unknown route 'gpu' for 'mm' (valid: {VALID})"]
+
