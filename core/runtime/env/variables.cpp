@@ -110,7 +110,7 @@ const std::vector<Variable>& variables() {
        "from the build record. For testing and debugging only — the wheel's own "
        "selection is not written here, and is reported by "
        "torch_fl.backend_config_path()",
-       "routing", "routing"},
+       "routing", ""},
       {"FLAGOS_FORCE_BACKEND", Scope::Runtime, Type::Enum, "", "No default (off)", "flaggems,vendor,tileops",
        "Repin every op onto one backend family for A/B measurement: flaggems, vendor, "
        "or tileops. An op the target does not implement is reported on stderr and left "
@@ -118,10 +118,10 @@ const std::vector<Variable>& variables() {
        "compile raises rather than falling back. The tileops mode repins the ops the "
        "conf annotates # tileops and additionally needs the tileops package, an SM90 "
        "device and a FLAGOS_BUILD_TILEOPS=ON build",
-       "routing", "routing"},
+       "routing", ""},
       {"FLAGOS_DISABLE_FLAGGEMS_PY", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Leave the FlagGems Python layer unregistered (C++ stub-only mode)",
-       "routing", "routing (FlagGems routes)"},
+       "routing", ""},
       {"FLAGOS_STARTUP_PROFILE", Scope::Runtime, Type::Enum, "full", "full", "full,minimal",
        "full activates framework compatibility hooks during import; minimal leaves "
        "those hooks for explicit activation. FlagTree, FlagGems, and FlagCX remain "
@@ -132,7 +132,7 @@ const std::vector<Variable>& variables() {
        "fallback (each cpu_fallback dispatch), op_cache (Ascend operator-cache "
        "hit/miss statistics). An entry naming none of the three is reported once per "
        "process rather than silently ignored",
-       "logging", "routing (dispatch, fallback) and ascend plugin (op_cache); entries are already validated"},
+       "logging", "ascend plugin (op_cache; dispatch and fallback are implemented)"},
       {"FLAGOS_TRACE", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Verbose logging in the device profiler shim compiled into this build. One "
        "switch covers every accelerator: exactly one device tracer is compiled per "
@@ -306,7 +306,7 @@ const std::vector<Family>& families() {
       {"FLAGOS_OP_", "<name>", Scope::Runtime, "No default",
        "Per-operator backend override (e.g. FLAGOS_OP_add__Tensor=cuda); replace . "
        "with __ in op names",
-       "routing", "routing"},
+       "routing", ""},
   };
   return table;
 }
