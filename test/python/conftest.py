@@ -71,3 +71,30 @@ def entry_point_plugin(tmp_path):
         return {"PYTHONPATH": str(tmp_path)}
 
     return install
+
+
+@pytest.fixture(scope="session")
+def built_accelerators() -> list[str]:
+    """Accelerator plugins of this build besides host (e.g. cuda where the CUDA
+    runtime was found at build time), in discovery order."""
+    proc = run_python("""
+        import json, torch_fl
+        print(json.dumps([p["name"] for p in torch_fl.installed_plugins()]))
+    """, env={"FLAGOS_PLUGIN": "host"}, check=True)
+    import json
+
+    return [n for n in json.loads(proc.stdout.strip().splitlines()[-1]) if n != "host"]
+
+
+@pytest.fixture(scope="session")
+def host_fallback_line(built_accelerators):
+    """The one info line of an implicit fallback to host, on a machine where
+    the built accelerator plugins find no device; `extra` are entry-point
+    plugins' reasons, which are reported first."""
+    def line(*extra: str) -> str:
+        reasons = list(extra) + [f"{name}: 0 devices" for name in built_accelerators]
+        if not reasons:
+            return "[flagos] no accelerator plugin installed; using the host plugin"
+        return f"[flagos] no accelerator plugin found a device ({', '.join(reasons)}); using the host plugin"
+
+    return line
