@@ -1,7 +1,8 @@
 // Copies into, out of and between flagos devices (aten::_copy_from, which
 // copy_ and .to() reach), plus _copy_from_and_resize and item().
 // Fast paths are single plugin copies; anything with a dtype change,
-// broadcast or a strided layout is staged through the host (transfer.h).
+// broadcast, a strided layout or differing conjugate/negative bits is
+// staged through the host (transfer.h).
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <c10/core/DeviceGuard.h>
@@ -58,14 +59,15 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // undefined.
   at::assert_no_internal_overlap(dst);
   at::assert_no_partial_overlap(dst, self);
-  const bool same_bytes = self.dtype() == dst.dtype() && same_dense_layout(self, dst);
+  const bool same_bytes =
+      self.dtype() == dst.dtype() && same_math_bits(self, dst) && same_dense_layout(self, dst);
   if (is_flagos(self) && is_flagos(dst)) {
     const auto& plugin = device::active_plugin();
     const bool can_peer = self.device() == dst.device() || plugin.api().memcpy_peer_async;
     if (same_bytes && can_peer) {
       device_to_device(self, dst);
     } else {
-      write_into(dst, download(self));
+      write_into(dst, download_values(self));
     }
     return dst;
   }
@@ -90,7 +92,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     sync_stream(device);
     return dst;
   }
-  dst.copy_(download(self));
+  dst.copy_(download_values(self));
   return dst;
 }
 
@@ -100,7 +102,20 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
-  return at::_local_scalar_dense(download(self));
+  return at::_local_scalar_dense(download_values(self));
+}
+
+// Conjugate and negative views reach _copy_from with their bits, which it
+// applies itself. Without these fallthroughs torch's math fallback would
+// materialise the view with clone(), whose copy_ calls _copy_from again with
+// the same view: endless recursion on every op without a flagos kernel.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

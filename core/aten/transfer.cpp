@@ -67,17 +67,31 @@ at::Tensor download(const at::Tensor& t) {
   return buffer.as_strided(t.sizes(), t.strides(), 0);
 }
 
+at::Tensor copy_math_bits(at::Tensor t, const at::Tensor& like) {
+  if (like.is_conj()) t._set_conj(true);
+  if (like.is_neg()) t._set_neg(true);
+  return t;
+}
+
+bool same_math_bits(const at::Tensor& a, const at::Tensor& b) {
+  return a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg();
+}
+
+at::Tensor download_values(const at::Tensor& t) { return copy_math_bits(download(t), t); }
+
 void write_into(const at::Tensor& dst, const at::Tensor& values, bool non_blocking) {
   TORCH_INTERNAL_ASSERT(is_flagos(dst));
   const int64_t item = static_cast<int64_t>(dst.element_size());
   const Span span = span_of(dst);
-  if (!is_flagos(values) && values.dtype() == dst.dtype() && same_dense_layout(values, dst)) {
+  if (!is_flagos(values) && values.dtype() == dst.dtype() && same_math_bits(values, dst) &&
+      same_dense_layout(values, dst)) {
     host_to_device(dst, span.begin, values.data_ptr(), span.size());
     (void)non_blocking;  // pinned sources were recorded on the stream above
     return;
   }
   // General case: stage dst's span on the host (keeps bytes between strided
-  // elements), let the CPU copy_ do dtype/broadcast/strides, upload the span.
+  // elements), let the CPU copy_ do dtype/broadcast/strides/math bits,
+  // upload the span.
   at::Tensor staged;
   if (dst.is_non_overlapping_and_dense()) {
     staged = at::empty({span.size() / item}, dst.options().device(at::kCPU))
@@ -85,7 +99,7 @@ void write_into(const at::Tensor& dst, const at::Tensor& values, bool non_blocki
   } else {
     staged = download(dst);
   }
-  staged.copy_(is_flagos(values) ? download(values) : values);
+  copy_math_bits(staged, dst).copy_(is_flagos(values) ? download_values(values) : values);
   host_to_device(dst, span.begin, staged.storage().data(), span.size());
 }
 

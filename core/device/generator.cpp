@@ -47,8 +47,17 @@ FlagosGenerator::FlagosGenerator(c10::DeviceIndex device, at::Generator engine)
       engine_(std::move(engine)) {}
 
 void FlagosGenerator::set_current_seed(uint64_t seed) { engine_.set_current_seed(seed); }
-void FlagosGenerator::set_offset(uint64_t offset) { engine_.set_offset(offset); }
-uint64_t FlagosGenerator::get_offset() const { return engine_.get_offset(); }
+// Philox engines (CUDA) have an offset; the CPU Mersenne Twister has none.
+void FlagosGenerator::set_offset(uint64_t offset) {
+  TORCH_CHECK(!engine_.device().is_cpu(), "[flagos] the flagos generator of ", device_,
+              " has no offset: it draws from a CPU Mersenne Twister (use get_state/set_state)");
+  engine_.set_offset(offset);
+}
+uint64_t FlagosGenerator::get_offset() const {
+  TORCH_CHECK(!engine_.device().is_cpu(), "[flagos] the flagos generator of ", device_,
+              " has no offset: it draws from a CPU Mersenne Twister (use get_state/set_state)");
+  return engine_.get_offset();
+}
 uint64_t FlagosGenerator::current_seed() const { return engine_.current_seed(); }
 uint64_t FlagosGenerator::seed() { return engine_.seed(); }
 void FlagosGenerator::set_state(const c10::TensorImpl& new_state) {

@@ -221,3 +221,35 @@ def test_record_stream_of_another_device_is_an_error():
     x = torch.empty(16, device="flagos:0")
     with pytest.raises(RuntimeError, match=r"\[flagos\] record_stream"):
         x.record_stream(F.Stream(1))
+
+
+def test_ops_see_writes_still_queued_on_the_stream(delay):
+    x = torch.zeros(4096, device="flagos")
+    delay(F.current_stream(), DELAY)
+    x.copy_(pinned(4096, 5.0), non_blocking=True)  # lands after the delay
+    x.add_(1)  # in place: must read the 5s
+    y = x * 2  # functional: must read the 6s
+    assert x.cpu().eq(6.0).all()
+    assert y.cpu().eq(12.0).all()
+
+
+@pytest.mark.two_devices
+def test_cross_device_copy_waits_for_the_source_stream(delay):
+    s = F.Stream(0)
+    x = torch.zeros(4096, device="flagos:0")
+    delay(s, DELAY)
+    with F.stream(s):
+        x.copy_(pinned(4096, 3.0), non_blocking=True)
+        y = x.to("flagos:1")
+    assert y.cpu().eq(3.0).all()
+
+
+@pytest.mark.two_devices
+def test_cross_device_copy_source_is_not_overwritten_early(delay):
+    src = torch.full((4096,), 1.0, device="flagos:0")
+    dst = torch.empty(4096, device="flagos:1")
+    delay(F.current_stream(1), DELAY)
+    dst.copy_(src)  # queued on device 1 behind the delay
+    src.fill_(2.0)  # device 0's stream waits for that copy first
+    assert dst.cpu().eq(1.0).all()
+    assert src.cpu().eq(2.0).all()

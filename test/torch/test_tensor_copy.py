@@ -204,6 +204,19 @@ def test_conjugate_and_negative_views_are_resolved(src_dev, dst_dev):
     assert torch.equal(torch._neg_view(r.to(src_dev)).to(dst_dev).cpu(), -r)
 
 
+@pytest.mark.parametrize("src_dev,dst_dev", ROUTES)
+def test_copy_into_conjugate_and_negative_views(src_dev, dst_dev):
+    w = torch.tensor([1 + 2j, 3 - 4j])
+    base = torch.zeros(2, dtype=torch.complex64, device=dst_dev)
+    base.conj().copy_(w.to(src_dev))  # the view reads w, so the storage holds conj(w)
+    assert torch.equal(base.cpu(), w.conj().resolve_conj())
+    base.conj().copy_(w.to(src_dev).conj())  # equal bits on both sides
+    assert torch.equal(base.cpu(), w)
+    r = torch.zeros(2, device=dst_dev)
+    torch._neg_view(r).copy_(torch.tensor([1.0, -2.0]).to(src_dev))
+    assert r.cpu().tolist() == [-1.0, 2.0]
+
+
 def test_copy_bigger_than_the_plugin_staging_buffer():
     ref = torch.randn(80 << 18)  # 80 MiB of pageable memory
     out = ref.to("flagos")
