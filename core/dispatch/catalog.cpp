@@ -3,6 +3,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 
@@ -102,6 +103,11 @@ bool TorchCatalog::implements(RouteKind kind, const std::string& op) const {
     case RouteKind::Native:
       return routes::find_native(op).has_value();
     case RouteKind::FlagGems:
+      // Without its Python layer, FlagGems' published list says what it has
+      // (FLAGOS_FORCE_BACKEND then raises for those ops instead of passing over them).
+      if (!options_.flaggems_enabled)
+        return std::find(options_.flaggems_ops.begin(), options_.flaggems_ops.end(), op) !=
+               options_.flaggems_ops.end();
       return routes::has_python_impl(op);
     case RouteKind::FlagGemsCpp:
     case RouteKind::TileOps:
@@ -112,10 +118,19 @@ bool TorchCatalog::implements(RouteKind kind, const std::string& op) const {
   return false;
 }
 
+std::vector<std::string> TorchCatalog::family_ops(routing::Family family) const {
+  if (family != routing::Family::FlagGems) return {};
+  std::vector<std::string> ops = options_.flaggems_ops;
+  for (const auto& op : routes::python_impl_ops()) ops.push_back(op);
+  return ops;
+}
+
 std::string TorchCatalog::unavailable_reason(RouteKind kind) const {
   const auto& plugin = device::active_plugin();
   const std::string who = "plugin '" + plugin.name() + "'";
   const bool any = device::device_count() > 0;
+  if (!any && (kind == RouteKind::CpuBoxing || kind == RouteKind::CudaBoxing || kind == RouteKind::Native))
+    return who + " has no device";
   switch (kind) {
     case RouteKind::CpuBoxing:
       if (!any || !device::has_capability(0, FLAGOS_CAP_HOST_ADDRESSABLE))

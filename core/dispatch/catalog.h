@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "routing/table.h"
 
@@ -16,6 +17,9 @@ struct CatalogOptions {
   bool flaggems_enabled = true;     // FlagGems' Python layer may be called
   std::string flaggems_off_reason;  // why not, when !flaggems_enabled
   bool boxing_compiled = false;     // the build record's KERNELS["boxing"]
+  // FlagGems' operator list (confs/flaggems_ops.txt): what the flaggems
+  // family implements when its Python layer is not available here.
+  std::vector<std::string> flaggems_ops;
 };
 
 class TorchCatalog final : public routing::Catalog {
@@ -25,6 +29,7 @@ class TorchCatalog final : public routing::Catalog {
   bool implements(routing::RouteKind kind, const std::string& op) const override;
   std::string unavailable_reason(routing::RouteKind kind) const override;
   std::string torch_version() const override { return options_.torch_version; }
+  std::vector<std::string> family_ops(routing::Family family) const override;
 
  private:
   CatalogOptions options_;

@@ -26,6 +26,13 @@ bool lookup(const std::string& op) {
   return py::bool_(registry().attr("__contains__")(op));
 }
 
+std::vector<std::string> list() {
+  py::gil_scoped_acquire gil;
+  std::vector<std::string> ops;
+  for (auto key : registry()) ops.push_back(py::str(key));
+  return ops;
+}
+
 void call(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   py::gil_scoped_acquire gil;
   const c10::FunctionSchema& schema = op.schema();
@@ -85,13 +92,14 @@ dispatch::CatalogOptions catalog_options(const py::dict& d) {
   o.flaggems_enabled = d["flaggems_enabled"].cast<bool>();
   o.flaggems_off_reason = d["flaggems_off_reason"].cast<std::string>();
   o.boxing_compiled = d["boxing_compiled"].cast<bool>();
+  o.flaggems_ops = d["flaggems_ops"].cast<std::vector<std::string>>();
   return o;
 }
 
 }  // namespace
 
 void bind_routing(py::module_& m) {
-  routes::set_python_route(&call, &lookup);
+  routes::set_python_route(&call, &lookup, &list);
   m.def("_set_python_registry", [](py::object dict) { registry() = std::move(dict); });
   m.def("_install_routes", [](const std::string& conf, const py::dict& catalog) {
     return describe(dispatch::install({conf, catalog_options(catalog)}));

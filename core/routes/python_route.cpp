@@ -7,13 +7,17 @@ namespace {
 
 PythonCaller g_caller = nullptr;
 PythonLookup g_lookup = nullptr;
+PythonList g_list = nullptr;
 
 }  // namespace
 
-void set_python_route(PythonCaller caller, PythonLookup lookup) {
+void set_python_route(PythonCaller caller, PythonLookup lookup, PythonList list) {
   g_caller = caller;
   g_lookup = lookup;
+  g_list = list;
 }
+
+std::vector<std::string> python_impl_ops() { return g_list ? g_list() : std::vector<std::string>{}; }
 
 bool has_python_impl(const std::string& op_name) { return g_lookup && g_lookup(op_name); }
 

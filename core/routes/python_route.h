@@ -7,6 +7,7 @@
 #include <ATen/core/stack.h>
 
 #include <string>
+#include <vector>
 
 namespace flagos::routes {
 
@@ -17,9 +18,12 @@ using PythonCaller = void (*)(const std::string& op_name, const c10::OperatorHan
                               torch::jit::Stack* stack);
 // Whether a Python implementation of `op_name` is registered.
 using PythonLookup = bool (*)(const std::string& op_name);
+// Every op with a registered Python implementation.
+using PythonList = std::vector<std::string> (*)();
 
-void set_python_route(PythonCaller caller, PythonLookup lookup);
+void set_python_route(PythonCaller caller, PythonLookup lookup, PythonList list);
 bool has_python_impl(const std::string& op_name);
+std::vector<std::string> python_impl_ops();
 void call_python(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 }  // namespace flagos::routes

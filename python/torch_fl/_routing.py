@@ -60,12 +60,26 @@ def _flaggems_switch() -> tuple[bool, str]:
 def catalog_options() -> dict:
     """What the core's route catalog needs to know about this build and process."""
     enabled, reason = _flaggems_switch()
+    if enabled and not _python_impls:
+        from torch_fl import _flaggems
+
+        enabled, reason = False, _flaggems.status()
     return {
         "torch_version": torch.__version__,
         "flaggems_enabled": enabled,
         "flaggems_off_reason": reason,
         "boxing_compiled": bool(_build_config_reader.record().get("KERNELS", {}).get("boxing", False)),
+        "flaggems_ops": _flaggems_ops(),
     }
+
+
+def _flaggems_ops() -> list[str]:
+    """FlagGems' published operator list, shipped beside the confs."""
+    path = os.path.join(confs_dir(), "flaggems_ops.txt")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
 
 
 def install() -> dict:
@@ -85,6 +99,9 @@ def routes(op: Optional[str] = None) -> list[dict]:
     for r in table["routes"]:
         if r["op"] == op:
             return [r]
+    reason = _C._unroutable_reason(op, catalog_options())
+    if reason:
+        return [{"op": op, "route": "n/a", "why": reason}]
     default = dict(table["default"])
     default["op"] = op
     return [default]

@@ -144,6 +144,10 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
   }
   if (overrides.force) {
     std::vector<std::string> unimplemented;
+    for (const std::string& op : catalog.family_ops(*overrides.force)) {
+      if (table.count(op) || !catalog.unroutable_reason(op).empty()) continue;
+      table[op] = Route{op, res.default_route.kind, res.default_route.why, "", true};
+    }
     for (auto& [op, r] : table) force(r, *overrides.force, conf, catalog, unimplemented);
     if (!unimplemented.empty()) {
       std::string sample;

@@ -31,6 +31,10 @@ class Catalog {
   virtual std::string unavailable_reason(RouteKind kind) const = 0;
   // The installed torch's version ("2.13.0+cpu").
   virtual std::string torch_version() const = 0;
+  // Operators `family` implements that a conf need not list, so that
+  // FLAGOS_FORCE_BACKEND repins every op the family has ("every op onto one
+  // backend family"), not only the conf's.
+  virtual std::vector<std::string> family_ops(Family family) const { return {}; }
 };
 
 struct Route {
