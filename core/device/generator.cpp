@@ -98,4 +98,23 @@ at::Generator engine_for(const at::Generator& gen, c10::DeviceIndex device) {
   return gen;
 }
 
+SeededCpuScope::SeededCpuScope(c10::DeviceIndex device, bool active) {
+  if (!active) return;
+  at::Generator engine = engine_for(at::Generator(), device);
+  if (engine.device().type() != c10::kCPU) return;
+  auto& cpu = const_cast<at::Generator&>(at::detail::getDefaultCPUGenerator());
+  std::scoped_lock lock(cpu.mutex(), engine.mutex());
+  saved_ = cpu.unsafeGetGeneratorImpl()->get_state();
+  cpu.unsafeGetGeneratorImpl()->set_state(*engine.unsafeGetGeneratorImpl()->get_state());
+  engine_ = std::move(engine);
+}
+
+SeededCpuScope::~SeededCpuScope() {
+  if (!engine_.defined()) return;
+  auto& cpu = const_cast<at::Generator&>(at::detail::getDefaultCPUGenerator());
+  std::scoped_lock lock(cpu.mutex(), engine_.mutex());
+  engine_.unsafeGetGeneratorImpl()->set_state(*cpu.unsafeGetGeneratorImpl()->get_state());
+  cpu.unsafeGetGeneratorImpl()->set_state(*saved_);
+}
+
 }  // namespace flagos::device

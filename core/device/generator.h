@@ -41,4 +41,21 @@ at::Generator new_generator(c10::DeviceIndex device);
 // `device`). Other generators are returned unchanged.
 at::Generator engine_for(const at::Generator& gen, c10::DeviceIndex device);
 
+// Random operators without a Generator argument (native_dropout, ...) draw
+// from the CPU default generator when their CPU kernel runs. For the scope
+// of such a call, the CPU default generator takes the state of `device`'s
+// flagos engine, and the engine takes the advanced state back afterwards,
+// so seeding flagos decides them too. No-op when the engine is not a CPU one.
+class SeededCpuScope {
+ public:
+  SeededCpuScope(c10::DeviceIndex device, bool active);
+  ~SeededCpuScope();
+  SeededCpuScope(const SeededCpuScope&) = delete;
+  SeededCpuScope& operator=(const SeededCpuScope&) = delete;
+
+ private:
+  at::Generator engine_;
+  c10::intrusive_ptr<c10::TensorImpl> saved_;
+};
+
 }  // namespace flagos::device

@@ -26,6 +26,13 @@ bool is_generator_arg(const c10::Argument& arg) {
   return type->kind() == c10::TypeKind::GeneratorType;
 }
 
+bool draws_from_default_generator(const c10::OperatorHandle& op) {
+  if (!op.hasTag(at::Tag::nondeterministic_seeded)) return false;
+  for (const auto& arg : op.schema().arguments())
+    if (is_generator_arg(arg)) return false;
+  return true;
+}
+
 int aliased_argument(const c10::FunctionSchema& schema, size_t ret) {
   const c10::AliasInfo* info = schema.returns()[ret].alias_info();
   if (!info) return -1;

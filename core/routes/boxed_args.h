@@ -6,6 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/function_schema.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 
 #include <optional>
@@ -51,6 +52,10 @@ void for_each_tensor(const c10::IValue& v, F&& f) {
 std::optional<c10::DeviceIndex> find_device(const c10::IValue* args, size_t n);
 
 bool is_generator_arg(const c10::Argument& arg);
+
+// A random operator whose kernel draws from the default generator: tagged
+// nondeterministic_seeded and without a Generator argument (native_dropout).
+bool draws_from_default_generator(const c10::OperatorHandle& op);
 
 // The index of the argument whose alias set return `ret` shares, or -1.
 int aliased_argument(const c10::FunctionSchema& schema, size_t ret);

@@ -176,6 +176,7 @@ void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Sta
     for (const Alias& a : aliases)
       if (a.flagos.device().index() != device) wait_for_stream(a.flagos.device().index());
     HostAllocationScope scope(device);
+    device::SeededCpuScope seeded(device, draws_from_default_generator(op));
     invoke(stack);
   } else {
     CudaStreamScope scope(device, target.index);

@@ -136,7 +136,7 @@ stage_cpu_suite() {
 
 stage_confs_regen() {
   rm -rf "$STATE/confs_h200"
-  FLAGOS_PLUGIN=host "$PY" -m tools.routing_conf generate --out "$STATE/confs_h200" 2>&1 |
+  FLAGOS_PLUGIN=host "$PY" -m tools.routing_conf generate --only cuda.toml,cuda_flaggems.toml --out "$STATE/confs_h200" 2>&1 |
     tee -i "$OUT/confs_regen.txt" || return 1
   cp -r "$STATE/confs_h200" "$OUT/confs_h200"
   local c changes

@@ -16,12 +16,16 @@ def _generate(args: argparse.Namespace) -> int:
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as empty:
         empty.write("[conf]\n")
     os.environ["FLAGOS_BACKEND_CONFIG"] = empty.name
+    # FlagGems coverage comes from its published list (--flaggems-ops), not
+    # from whatever flag_gems this Python happens to import.
+    os.environ["FLAGOS_DISABLE_FLAGGEMS_PY"] = "1"
     from tools.routing_conf.facts import collect
     from tools.routing_conf.flaggems_ops import load_list
     from tools.routing_conf.platforms import conf_specs
     from tools.routing_conf.writer import render
 
-    facts = collect()
+    specs = [s for s in conf_specs() if not args.only or s.file in args.only.split(",")]
+    facts = collect(native=any(kind == "native" for s in specs for _, kind in s.route_sets))
     os.unlink(empty.name)
     flaggems_all = load_list(args.flaggems_ops)
     routable = set(facts.routable)
@@ -32,7 +36,7 @@ def _generate(args: argparse.Namespace) -> int:
         "flaggems": {op for op in flaggems_all if op in routable},
     }
     os.makedirs(args.out, exist_ok=True)
-    for spec in conf_specs():
+    for spec in specs:
         routes: dict[str, str] = {}
         for set_name, kind in spec.route_sets:
             routes.update({op: kind for op in sets[set_name]})
@@ -64,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     verbs = parser.add_subparsers(dest="verb", required=True)
     g = verbs.add_parser("generate", help="write confs/<platform>.toml from the installed torch")
     g.add_argument("--out", default=os.path.join(ROOT, "confs"))
+    g.add_argument("--only", help="comma-separated conf files to write (default: all)")
     g.add_argument("--flaggems-ops", default=os.path.join(ROOT, "confs", "sources", "flaggems_ops.txt"))
     g.set_defaults(func=_generate)
     f = verbs.add_parser("flaggems-ops", help="extract FlagGems' op list from a wheel or source tree")

@@ -21,8 +21,9 @@ def _op_name(qualified: str, overload: str) -> str:
     return f"{base}.{overload}" if overload else base
 
 
-def collect() -> Facts:
-    """Needs torch_fl imported with an empty routing conf (see __main__)."""
+def collect(native: bool = True) -> Facts:
+    """Needs torch_fl imported with an empty routing conf (see __main__).
+    `native=False` skips asking the active plugin for its kernels."""
     import torch
     import torch_fl  # noqa: F401
     from torch_fl import _C
@@ -45,7 +46,8 @@ def collect() -> Facts:
             continue
         facts_for(qualified, has, reason_of, cuda_yaml, facts)
     facts.routable.sort()
-    facts.native_host = {op for op in facts.routable if _C._native_serves(op)}
+    if native:
+        facts.native_host = {op for op in facts.routable if _C._native_serves(op)}
     return facts
 
 

@@ -113,7 +113,7 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
   std::vector<std::string> skipped;
   for (const ConfEntry& e : conf.entries) {
     if (std::string why = catalog.unroutable_reason(e.op); !why.empty()) {
-      if (other_torch && catalog.unroutable_reason(e.op).rfind("no such operator", 0) == 0) {
+      if (other_torch) {  // the op is gone or changed kind in this torch
         skipped.push_back(e.op);
         continue;
       }
@@ -123,7 +123,7 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
   }
   if (!skipped.empty())
     res.notes.push_back("routing conf " + conf.path + " was generated for torch " + conf.torch + "; " +
-                        std::to_string(skipped.size()) + " of its operators do not exist in torch " +
+                        std::to_string(skipped.size()) + " of its operators cannot be routed in torch " +
                         installed + " and are skipped (" + skipped.front() + (skipped.size() > 1 ? ", ..." : "") + ")");
   for (const auto& [op, value] : overrides.per_op) {
     const std::string var = override_variable(op);
