@@ -14,6 +14,7 @@
 #include <string>
 
 #include "aten/host_mirror.h"
+#include "routes/boxed_args.h"
 #include "aten/transfer.h"
 #include "device/generator.h"
 #include "device/runtime.h"
@@ -95,6 +96,7 @@ at::Tensor to_device(const at::Tensor& host, c10::DeviceIndex device) {
   if (!host.defined()) return host;
   const c10::Device where(c10::DeviceType::PrivateUse1, device);
   if (host._is_zerotensor()) return zero_tensor(host, where);
+  if (host.is_conj() || host.is_neg()) return to_device(host.resolve_conj().resolve_neg(), device);
   at::Tensor out = host.is_non_overlapping_and_dense()
                        ? at::empty_strided(host.sizes(), host.strides(), host.options().device(where))
                        : at::empty(host.sizes(), host.options().device(where));
@@ -152,7 +154,10 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     stack->push_back(host_args[i]);
   }
 
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  {
+    device::SeededCpuScope seeded(device, routes::draws_from_default_generator(op));
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  }
 
   // Mutated operands: pair each flagos tensor with its (maybe resized) host view.
   for (size_t i = 0; i < num_args; ++i) {
@@ -176,11 +181,10 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
     out = map_tensors(out, [&](const at::Tensor& host) {
       if (!host.defined() || is_flagos(host)) return host;
-      if (alias >= 0) {
-        at::Tensor view = mirrors.device_view_of(host);
-        if (view.defined()) return view;
-      }
-      return to_device(host, device);
+      // A result sharing an operand's bytes on the CPU shares them on flagos,
+      // annotated view or not (_unsafe_view, unsafe_split write through it).
+      at::Tensor view = mirrors.device_view_of(host);
+      return view.defined() ? view : to_device(host, device);
     });
   }
 }

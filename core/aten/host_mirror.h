@@ -22,8 +22,8 @@ class HostMirrors {
   // strides; its bytes alias the mirror buffer).
   at::Tensor host_view(const at::Tensor& device_tensor);
 
-  // After the kernel: `host` (from host_view, possibly resized by an out=
-  // kernel) holds the new value of `device_tensor`.
+  // After the kernel: `host` (from host_view, possibly re-viewed or resized
+  // by the kernel) holds the new value and geometry of `device_tensor`.
   void mark_written(const at::Tensor& device_tensor, const at::Tensor& host);
   // Writes back: unchanged-geometry tensors as their storage spans, then
   // tensors the kernel resized (device tensor resized, values copied).
