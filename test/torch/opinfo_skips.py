@@ -12,8 +12,6 @@ unexpected pass and the entry must go.
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -53,26 +51,6 @@ def _unlisted(*aten_ops: str) -> Callable[[], bool]:
     return lambda: not any(op in _routes() for op in aten_ops)
 
 
-@functools.cache
-def _crashes(code: str) -> bool:
-    """Whether `code` kills a fresh interpreter under this run's environment."""
-    script = f"import torch, torch_fl\n{code}\n"
-    return subprocess.run([sys.executable, "-c", script], capture_output=True).returncode < 0
-
-
-# Copying a conjugate view on flagos recurses until the stack overflows where
-# the copy reaches aten::_copy_from (cpu_fallback routes): the Conjugate key
-# intercepts it (MathOpFallback) and resolves the bit with clone, i.e. copy_
-# again. The fft ops conjugate internally; polar's backward does too.
-_CONJ_COPY = "segfault: copying a conjugate view on flagos recurses (_copy_from under the Conjugate key)"
-_conj_copy_crashes = functools.partial(
-    _crashes, "torch.randn(2, dtype=torch.cfloat, device='flagos').conj().clone()")
-
-
-def _conj_copy(tests=TESTS) -> Entry:
-    return Entry(_CONJ_COPY, tests, skip=True, when=_conj_copy_crashes)
-
-
 _SPARSE = "sparse layouts are not supported on flagos (strided tensors only)"
 
 
@@ -103,15 +81,8 @@ def _acc_dtype(dtypes) -> Entry:
                  "(and cuda), the input dtype elsewhere (linear_cross_entropy_options._resolve_auto_acc_dtype)",
                  tests=("forward",), dtypes=dtypes)
 
+
 ENTRIES: dict[str, list[Entry]] = {
-    "fft.hfft": [_conj_copy()],
-    "fft.hfft2": [_conj_copy()],
-    "fft.hfftn": [_conj_copy()],
-    "fft.ifft": [_conj_copy()],
-    "fft.ihfft": [_conj_copy()],
-    "fft.ihfft2": [_conj_copy()],
-    "fft.ihfftn": [_conj_copy()],
-    "polar": [_conj_copy(tests=("backward",))],
     "jiterator_unary": [_skip(_JITERATOR)],
     "jiterator_binary": [_skip(_JITERATOR)],
     "jiterator_binary_return_by_ref": [_skip(_JITERATOR)],
@@ -123,7 +94,8 @@ ENTRIES: dict[str, list[Entry]] = {
     "nn.functional.linear_cross_entropy.chunked": [_acc_dtype((torch.float16,))],
     "nn.functional.linear_cross_entropy.chunked_none": [_acc_dtype(_HALF)],
     "nn.functional.scaled_dot_product_attention": [Entry(
-        "flagos' _fused_sdp_choice stub asks CPU's choice on boxed views without requires_grad, so it "
+        "flagos' _fused_sdp_choice stub (core/aten/sdpa.cpp) asks CPU's choice on boxed views without "
+        "requires_grad, so it "
         "picks flash attention, whose backward rejects the grad-requiring attn_mask CPU steers to math",
         tests=("backward",), when=_sdpa_mask_grad_fails)],
     "as_strided.partial_views": [Entry(
