@@ -26,9 +26,17 @@ bool host_addressable() {
   return device::device_count() > 0 && device::has_capability(0, FLAGOS_CAP_HOST_ADDRESSABLE);
 }
 
+// The choice reads shapes, dtypes and requires_grad (a mask that needs a
+// gradient rules out flash attention on CPU): the views carry the latter too.
+at::Tensor view_of(const at::Tensor& t, BoxingTarget target) {
+  at::Tensor v = routes::boxed_view(t, target);
+  if (t.requires_grad()) v.requires_grad_(true);
+  return v;
+}
+
 std::optional<at::Tensor> view_opt(const std::optional<at::Tensor>& t, BoxingTarget target) {
   if (!t || !t->defined()) return t;
-  return routes::boxed_view(*t, target);
+  return view_of(*t, target);
 }
 
 int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -47,9 +55,9 @@ int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Ten
     return math;  // the choice would need the CPU kernels' memory access
   }
   // The op (not the stub: DispatchStub's lookup is not callable from outside
-  // libtorch) on views of the operands as CPU/CUDA tensors; it reads shapes only.
-  const int64_t choice = at::_fused_sdp_choice(routes::boxed_view(q, target), routes::boxed_view(k, target),
-                                               routes::boxed_view(v, target), view_opt(mask, target),
+  // libtorch) on views of the operands as CPU/CUDA tensors; no bytes are read.
+  const int64_t choice = at::_fused_sdp_choice(view_of(q, target), view_of(k, target),
+                                               view_of(v, target), view_opt(mask, target),
                                                dropout_p, is_causal, scale, enable_gqa);
   if (type == c10::kCUDA && choice == static_cast<int64_t>(at::SDPBackend::flash_attention)) {
     // torch pads the head dimension for CUDA flash only; we take unpadded shapes.
