@@ -24,59 +24,18 @@
 namespace flagos::aten {
 namespace {
 
+using routes::aliased_argument;
+using routes::find_device;
+using routes::for_each_tensor;
+using routes::is_generator_arg;
+using routes::map_tensors;
+
 bool log_enabled() {
   static const bool enabled = [] {
     auto list = env::get_list("FLAGOS_LOG");
     return std::find(list.begin(), list.end(), "fallback") != list.end();
   }();
   return enabled;
-}
-
-bool is_generator_arg(const c10::Argument& arg) {
-  c10::TypePtr type = arg.type();
-  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
-  return type->kind() == c10::TypeKind::GeneratorType;
-}
-
-// Applies `f` to every tensor inside `v` (a tensor, a list of tensors or of
-// optional tensors); other values pass through unchanged.
-template <typename F>
-c10::IValue map_tensors(const c10::IValue& v, F&& f) {
-  if (v.isTensor()) return f(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
-    return out;
-  }
-  if (v.isList()) {
-    auto list = v.toList();
-    c10::impl::GenericList out(list.elementType());
-    for (const c10::IValue& item : list) out.push_back(map_tensors(item, f));
-    return out;
-  }
-  return v;
-}
-
-template <typename F>
-void for_each_tensor(const c10::IValue& v, F&& f) {
-  map_tensors(v, [&](const at::Tensor& t) {
-    f(t);
-    return t;
-  });
-}
-
-std::optional<c10::DeviceIndex> find_device(const std::vector<c10::IValue>& args) {
-  for (const auto& v : args) {
-    std::optional<c10::DeviceIndex> found;
-    for_each_tensor(v, [&](const at::Tensor& t) {
-      if (!found && is_flagos(t)) found = t.device().index();
-    });
-    if (found) return found;
-    if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1)
-      return v.toDevice().has_index() ? v.toDevice().index()
-                                      : static_cast<c10::DeviceIndex>(device::current_device());
-  }
-  return std::nullopt;
 }
 
 // A ZeroTensor (what _efficientzerotensor returns) has no bytes: its flagos
@@ -104,20 +63,6 @@ at::Tensor to_device(const at::Tensor& host, c10::DeviceIndex device) {
   return out;
 }
 
-// The argument whose alias set a return shares ("Tensor(a!) self" and
-// "-> Tensor(a!)"), or -1.
-int aliased_argument(const c10::FunctionSchema& schema, size_t ret) {
-  const c10::AliasInfo* info = schema.returns()[ret].alias_info();
-  if (!info) return -1;
-  for (size_t i = 0; i < schema.arguments().size(); ++i) {
-    const c10::AliasInfo* a = schema.arguments()[i].alias_info();
-    if (!a) continue;
-    for (const auto& set : info->beforeSets())
-      if (a->beforeSets().count(set)) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 }  // namespace
 
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -126,7 +71,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::vector<c10::IValue> args(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
 
-  const std::optional<c10::DeviceIndex> found = find_device(args);
+  const std::optional<c10::DeviceIndex> found = find_device(args.data(), args.size());
   const c10::DeviceIndex device =
       found ? *found : static_cast<c10::DeviceIndex>(device::current_device());
   c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));

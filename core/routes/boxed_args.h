@@ -12,11 +12,11 @@
 #include <optional>
 #include <vector>
 
+#include "aten/transfer.h"
+
 namespace flagos::routes {
 
-inline bool is_flagos(const at::Tensor& t) {
-  return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
-}
+using aten::is_flagos;
 
 // `v` with `f` applied to every tensor inside; other values unchanged.
 template <typename F>
