@@ -40,14 +40,14 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_BUILD_FLAGGEMS", Scope::Build, Type::Bool, "1", "ON, OFF on bpu", "",
        "Compile the FlagGems Python kernel wrappers (calls into Python, no C++ "
        "linking). Set OFF for a runtime-only build with no FlagGems routes (bpu)",
-       "build", "routing (FlagGems routes; the build resolves and records it)"},
+       "build", ""},
       {"FLAGOS_BUILD_BOXING", Scope::Build, Type::Bool, "0", "OFF", "",
        "Compile the generated CUDA boxing kernels, the CUDA-ABI vendor path. OFF on "
        "every platform by default: the default wheel is FlagGems-primary (routed ops "
        "go to FlagGems, the rest to cpu_fallback) and depends on no vendor torch "
        "package. Set FLAGOS_BUILD_BOXING=1 (or -DFLAGOS_BUILD_BOXING=ON) to build a "
        "boxing wheel that reuses the vendor's CUDA-ABI kernels",
-       "build", "a vendor plugin (CUDA boxing kernels; the build resolves and records it)"},
+       "build", ""},
       {"FLAGOS_BUILD_FLAGGEMS_CPP", Scope::Build, Type::Bool, "1", "ON on cuda, off elsewhere", "",
        "Compile the FlagGems C++ wrapper, which links liboperators.so. Defaults OFF "
        "outside cuda because that library has to be built for the vendor's own toolkit "
@@ -236,7 +236,7 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_USE_CACHING_ALLOCATOR", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "Caching device allocator. Set 0 to hand every allocation straight to the "
        "vendor runtime",
-       "runtime-libraries", "the torch device (allocator)"},
+       "runtime-libraries", ""},
       {"FLAGOS_USE_FLAGTREE", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Assert that a FlagTree build is the active Triton. Required on Ascend when the "
        "compiler is FlagTree: the check fails loudly if the installed Triton is not "
