@@ -21,15 +21,20 @@ bool eligible(const at::Tensor& t) {
          t.is_floating_point() && t.scalar_type() != at::kDouble;
 }
 
-template <typename F>
-void cast_tensors(torch::jit::Stack* stack, size_t num_args, F&& target_of) {
+// torch's cached_cast: a float32 leaf that requires grad (a weight) is cast
+// once per autocast region, like on CUDA and CPU.
+at::Tensor cast(const at::Tensor& t, at::ScalarType dtype) {
+  return at::autocast::cached_cast(dtype, t, c10::DeviceType::PrivateUse1);
+}
+
+void cast_tensors(torch::jit::Stack* stack, size_t num_args, at::ScalarType dtype) {
   for (auto it = stack->end() - num_args; it != stack->end(); ++it) {
     if (it->isTensor()) {
       const at::Tensor& t = it->toTensor();
-      if (eligible(t)) *it = t.to(target_of(t));
+      if (eligible(t)) *it = cast(t, dtype);
     } else if (it->isTensorList()) {
       c10::List<at::Tensor> out;
-      for (const at::Tensor& t : it->toTensorList()) out.push_back(eligible(t) ? t.to(target_of(t)) : t);
+      for (const at::Tensor& t : it->toTensorList()) out.push_back(eligible(t) ? cast(t, dtype) : t);
       *it = out;
     }
   }
@@ -42,12 +47,12 @@ void run_without_autocast(const c10::OperatorHandle& op, torch::jit::Stack* stac
 
 void lower_precision(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto dtype = at::autocast::get_autocast_dtype(at::kPrivateUse1);
-  cast_tensors(stack, op.schema().arguments().size(), [&](const at::Tensor&) { return dtype; });
+  cast_tensors(stack, op.schema().arguments().size(), dtype);
   run_without_autocast(op, stack);
 }
 
 void full_precision(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  cast_tensors(stack, op.schema().arguments().size(), [](const at::Tensor&) { return at::kFloat; });
+  cast_tensors(stack, op.schema().arguments().size(), at::kFloat);
   run_without_autocast(op, stack);
 }
 
@@ -65,7 +70,7 @@ void promote(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     if (it->isTensorList())
       for (const at::Tensor& t : it->toTensorList()) visit(t);
   }
-  if (any) cast_tensors(stack, n, [&](const at::Tensor&) { return widest; });
+  if (any) cast_tensors(stack, n, widest);
   run_without_autocast(op, stack);
 }
 

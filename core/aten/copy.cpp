@@ -1,8 +1,11 @@
 // Copies into, out of and between flagos devices (aten::_copy_from, which
 // copy_ and .to() reach), plus _copy_from_and_resize and item().
-// Fast paths are single plugin copies; anything with a dtype change,
-// broadcast, a strided layout or differing conjugate/negative bits is
-// staged through the host (transfer.h).
+// Fast paths are single plugin copies. Within one device, a dtype change,
+// broadcast, strided layout or differing conjugate/negative bits run the
+// stock device's copy kernel on the bytes (routes/boxing.h: CUDA on CUDA-ABI
+// plugins, CPU on host-addressable ones): autocast casts and .contiguous()
+// must not leave the device. Elsewhere they are staged through the host
+// (transfer.h).
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <c10/core/DeviceGuard.h>
@@ -13,6 +16,7 @@
 #include "device/host_allocator.h"
 #include "device/runtime.h"
 #include "device/streams.h"
+#include "routes/boxing.h"
 
 namespace flagos::aten {
 namespace {
@@ -64,8 +68,11 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   if (is_flagos(self) && is_flagos(dst)) {
     const auto& plugin = device::active_plugin();
     const bool can_peer = self.device() == dst.device() || plugin.api().memcpy_peer_async;
+    const auto target = routes::stock_target(dst.device().index());
     if (same_bytes && can_peer) {
       device_to_device(self, dst);
+    } else if (self.device() == dst.device() && target) {
+      routes::boxed_copy(*target, dst, self);
     } else {
       write_into(dst, download_values(self));
     }

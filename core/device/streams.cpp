@@ -1,5 +1,7 @@
 #include "streams.h"
 
+#include <ATen/Context.h>
+
 #include <array>
 #include <atomic>
 #include <memory>
@@ -105,6 +107,19 @@ c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority) {
   DeviceStreams& s = streams_of(device);
   const uint32_t n = s.next[high_priority ? 1 : 0].fetch_add(1) % kPoolSize;
   return make(device, 1 + (high_priority ? kPoolSize : 0) + static_cast<c10::StreamId>(n));
+}
+
+void init_torch_cuda() { at::globalContext().lazyInitDevice(c10::kCUDA); }
+
+c10::Stream as_cuda_stream(c10::DeviceIndex device, flagos_stream_t native) {
+  init_torch_cuda();
+  const auto& plugin = active_plugin();
+  if (!plugin.api().stream_native_handle)
+    throw Error("plugin '" + plugin.name() + "' has no stream_native_handle: CUDA interop needs its cudaStream_t");
+  void* handle = nullptr;
+  plugin.check(plugin.api().stream_native_handle(native, &handle), "stream_native_handle");
+  const auto cuda = static_cast<c10::DeviceIndex>(properties(device).interop_device_index);
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::kCUDA, cuda), reinterpret_cast<c10::StreamId>(handle));
 }
 
 }  // namespace flagos::device

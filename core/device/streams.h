@@ -28,6 +28,19 @@ c10::Stream exchange_stream(const c10::Stream& stream);
 c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority);
 
 // Convenience for kernels: the current plugin stream of `device`.
+// On CUDA-ABI plugins: the c10 CUDA stream that is the same cudaStream_t as
+// flagos stream `native` of `device` (an external CUDA stream, whose c10 id
+// is the handle: c10/cuda/CUDAStream). Throws for plugins without
+// stream_native_handle.
+// Also initialises torch's own CUDA (see init_torch_cuda) on first use.
+c10::Stream as_cuda_stream(c10::DeviceIndex device, flagos_stream_t native);
+
+// Initialises torch's CUDA runtime state (its caching allocator, per-device
+// streams) once, as torch.cuda's lazy init would: kernels boxed to CUDA and
+// CUDA memory figures need it, and nothing else may have done it (importing
+// torch_fl does not touch CUDA, so that os.fork() stays safe until first use).
+void init_torch_cuda();
+
 inline flagos_stream_t current_native(c10::DeviceIndex device) {
   return native(current_stream(device));
 }

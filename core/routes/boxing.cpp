@@ -120,17 +120,9 @@ void wait_for_stream(c10::DeviceIndex device) {
 // An external CUDA stream's c10 id is its cudaStream_t (c10/cuda/CUDAStream).
 class CudaStreamScope {
  public:
-  CudaStreamScope(c10::DeviceIndex device, c10::DeviceIndex cuda) {
-    const auto& plugin = device::active_plugin();
-    TORCH_CHECK(plugin.api().stream_native_handle, "[flagos] plugin '", plugin.name(),
-                "' has no stream_native_handle: CUDA boxing needs its cudaStream_t");
-    void* native = nullptr;
-    plugin.check(plugin.api().stream_native_handle(device::current_native(device), &native),
-                 "stream_native_handle");
-    impl_ = c10::impl::getDeviceGuardImpl(c10::kCUDA);
-    previous_ = impl_->exchangeStream(c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::kCUDA, cuda),
-                                                  reinterpret_cast<c10::StreamId>(native)));
-  }
+  explicit CudaStreamScope(c10::DeviceIndex device)
+      : impl_(c10::impl::getDeviceGuardImpl(c10::kCUDA)),
+        previous_(impl_->exchangeStream(device::as_cuda_stream(device, device::current_native(device)))) {}
   ~CudaStreamScope() { impl_->exchangeStream(*previous_); }
 
  private:
@@ -179,7 +171,7 @@ void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Sta
     device::SeededCpuScope seeded(device, draws_from_default_generator(op));
     invoke(stack);
   } else {
-    CudaStreamScope scope(device, target.index);
+    CudaStreamScope scope(device);
     invoke(stack);
   }
 
@@ -206,6 +198,20 @@ void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Sta
 
 at::Tensor boxed_view(const at::Tensor& t, BoxingTarget kind) {
   return alias_of(t, target_for(kind, t.device().index()));
+}
+
+std::optional<BoxingTarget> stock_target(c10::DeviceIndex device) {
+  if (device::has_capability(device, FLAGOS_CAP_CUDA_ABI))
+    return c10::impl::hasDeviceGuardImpl(c10::kCUDA) ? std::optional(BoxingTarget::Cuda) : std::nullopt;
+  if (device::has_capability(device, FLAGOS_CAP_HOST_ADDRESSABLE)) return BoxingTarget::Cpu;
+  return std::nullopt;
+}
+
+void boxed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src) {
+  static const c10::OperatorHandle copy = c10::Dispatcher::singleton().findSchemaOrThrow("aten::copy_", "");
+  const auto key = c10::DispatchKeySet(target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA);
+  torch::jit::Stack stack{dst, src, false};
+  run_boxed(target, copy, &stack, [&](torch::jit::Stack* s) { copy.redispatchBoxed(key, s); });
 }
 
 void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack) {

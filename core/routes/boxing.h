@@ -19,6 +19,8 @@
 #include <ATen/core/stack.h>
 #include <c10/util/FunctionRef.h>
 
+#include <optional>
+
 namespace flagos::routes {
 
 enum class BoxingTarget { Cpu, Cuda };
@@ -31,6 +33,16 @@ void run_boxed(BoxingTarget target, const c10::OperatorHandle& op, torch::jit::S
 // bytes, no copy). For metadata-only uses (shape/dtype checks) it is safe on
 // any plugin; reading it needs the target's memory capability.
 at::Tensor boxed_view(const at::Tensor& t, BoxingTarget target);
+
+// The stock device whose kernels can run on `device`'s memory: cuda for
+// CUDA-ABI plugins (when this torch has CUDA), cpu for host-addressable ones,
+// none otherwise (the strict host plugin: its memory is not readable).
+std::optional<BoxingTarget> stock_target(c10::DeviceIndex device);
+
+// dst.copy_(src) by the target's own copy kernel on the operands' bytes:
+// dtype conversion, strides, broadcast and conjugate/negative bits without
+// a host round trip. Both tensors are flagos tensors on `dst`'s device.
+void boxed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src);
 
 // The cpu and cuda routes: run_boxed + the target key's kernel.
 void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack);
