@@ -1,6 +1,7 @@
 #include "dispatch/catalog.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/enum_tag.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <algorithm>
@@ -83,6 +84,9 @@ std::string TorchCatalog::unroutable_reason(const std::string& op) const {
     if (type->kind() == c10::TypeKind::DeviceObjType)
       return "takes a Device argument (a factory or conversion): its own device logic runs; not routable";
   }
+  if (h->hasTag(at::Tag::inplace_view) && composite_explicit(*h) && !h->hasKernelForDispatchKey(DispatchKey::CPU))
+    return "changes only the tensor's sizes and strides (inplace_view) with a composite kernel: it runs "
+           "as is on flagos; not routable";
   if (composite_explicit(*h) && !h->hasKernelForDispatchKey(DispatchKey::CPU) && is_view(h->schema()))
     return "a view with a composite kernel: it runs as as_strided on the flagos storage; not routable";
   if (!h->hasKernelForDispatchKey(DispatchKey::CPU) && !h->hasKernelForDispatchKey(DispatchKey::CUDA) &&
@@ -122,6 +126,17 @@ std::vector<std::string> TorchCatalog::family_ops(routing::Family family) const 
   if (family != routing::Family::FlagGems) return {};
   std::vector<std::string> ops = options_.flaggems_ops;
   for (const auto& op : routes::python_impl_ops()) ops.push_back(op);
+  return ops;
+}
+
+std::vector<std::string> TorchCatalog::routable_ops() const {
+  std::vector<std::string> ops;
+  for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    std::string op = op_string(name);
+    if (unroutable_reason(op).empty()) ops.push_back(std::move(op));
+  }
+  std::sort(ops.begin(), ops.end());
   return ops;
 }
 

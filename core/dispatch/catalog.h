@@ -30,6 +30,8 @@ class TorchCatalog final : public routing::Catalog {
   std::string unavailable_reason(routing::RouteKind kind) const override;
   std::string torch_version() const override { return options_.torch_version; }
   std::vector<std::string> family_ops(routing::Family family) const override;
+  // Every aten operator of this torch that a conf may list (sorted).
+  std::vector<std::string> routable_ops() const;
 
  private:
   CatalogOptions options_;

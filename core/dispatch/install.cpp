@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "diag/log.h"
 #include "dispatch/catalog.h"
@@ -69,11 +70,26 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
   return out;
 }
 
-Installed resolve_all(const InstallOptions& options, std::vector<std::string>& notes) {
+// Unlisted ops that a default route other than cpu_fallback serves.
+std::vector<std::string> default_served_ops(const Installed& table, const TorchCatalog& catalog) {
+  const RouteKind kind = table.default_route.kind;
+  if (kind == RouteKind::CpuFallback) return {};
+  std::set<std::string> listed;
+  for (const Route& r : table.routes) listed.insert(r.op);
+  std::vector<std::string> ops;
+  for (std::string& op : catalog.routable_ops())
+    if (!listed.count(op) && (kind == RouteKind::Unrouted || catalog.implements(kind, op)))
+      ops.push_back(std::move(op));
+  return ops;
+}
+
+Installed resolve_all(const InstallOptions& options, std::vector<std::string>& notes,
+                      std::vector<std::string>& details) {
   TorchCatalog catalog(options.catalog);
   routing::Conf conf = routing::load_conf(options.conf_path);
   routing::Resolution res = routing::resolve(conf, routing::overrides_from_env(), catalog);
   notes.insert(notes.end(), res.notes.begin(), res.notes.end());
+  details = res.details;
   return finalize(res, catalog, conf.path, notes);
 }
 
@@ -82,19 +98,28 @@ Installed resolve_all(const InstallOptions& options, std::vector<std::string>& n
 const Installed& install(const InstallOptions& options) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_installed) throw Error("routes are already installed (from " + g_installed->conf_path + ")");
-  std::vector<std::string> notes;
-  Installed table = resolve_all(options, notes);
+  std::vector<std::string> notes, details;
+  Installed table = resolve_all(options, notes, details);
   for (const auto& n : notes) diag::warn(n);
+  if (log_enabled("dispatch"))
+    for (const auto& d : details) diag::info("dispatch: " + d);
 
   TorchCatalog catalog(options.catalog);
   static torch::Library* lib =
       new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
-  for (const Route& r : table.routes) {
+  auto register_route = [&](const Route& r) {
     if (r.kind == RouteKind::CpuBoxing) routes::install_cpu_allocator_redirect();
     std::optional<routes::NativeKernel> native;
     if (r.kind == RouteKind::Native) native = routes::find_native(r.op);
     lib->impl(r.op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
                                 std::make_unique<RouteKernel>(r, native, next_route(catalog, r.op))));
+  };
+  for (const Route& r : table.routes) register_route(r);
+  table.default_served = default_served_ops(table, catalog);
+  for (const std::string& op : table.default_served) {
+    Route r{op, table.default_route.kind, table.default_route.why, "", false};
+    if (r.kind == RouteKind::Unrouted) r.error = routing::unrouted_error(r);
+    register_route(r);
   }
   g_installed = std::make_unique<Installed>(std::move(table));
   return *g_installed;
@@ -103,7 +128,10 @@ const Installed& install(const InstallOptions& options) {
 const Installed* installed() { return g_installed.get(); }
 
 Installed dry_run(const InstallOptions& options, std::vector<std::string>& notes) {
-  return resolve_all(options, notes);
+  std::vector<std::string> details;
+  Installed table = resolve_all(options, notes, details);
+  notes.insert(notes.end(), details.begin(), details.end());
+  return table;
 }
 
 }  // namespace flagos::dispatch

@@ -21,6 +21,11 @@ struct Installed {
   std::string conf_path;
   std::vector<routing::Route> routes;  // final routes of listed ops, sorted by op
   routing::Route default_route;        // unlisted ops
+  // Unlisted ops the default route serves, each with its own RouteKernel.
+  // Empty when the default is cpu_fallback: the global fallback (core/aten)
+  // serves every unlisted op then. Unlisted ops the default route cannot
+  // run (no CPU kernel for a `cpu` default...) stay on the global fallback.
+  std::vector<std::string> default_served;
 };
 
 // Throws flagos::Error (file:line) for a conf that cannot be used; the

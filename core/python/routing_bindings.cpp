@@ -2,6 +2,8 @@
 // check a conf, and the Python side of the `flaggems` route (a registry of
 // Python implementations the core calls with the GIL held).
 #include <pybind11/stl.h>
+
+#include <set>
 #include <torch/csrc/jit/python/pybind_utils.h>
 
 #include "bindings.h"
@@ -10,6 +12,7 @@
 #include "routes/native.h"
 #include "error.h"
 #include "routes/python_route.h"
+#include "routing/conf.h"
 
 namespace py = pybind11;
 
@@ -83,6 +86,7 @@ py::dict describe(const dispatch::Installed& t) {
   d["conf"] = t.conf_path;
   d["routes"] = routes;
   d["default"] = describe(t.default_route);
+  d["default_served"] = py::frozenset(py::cast(t.default_served));
   return d;
 }
 
@@ -117,6 +121,15 @@ void bind_routing(py::module_& m) {
     return dispatch::TorchCatalog(catalog_options(catalog)).unroutable_reason(op);
   });
   m.def("_native_serves", [](const std::string& op) { return routes::find_native(op).has_value(); });
+  // The route kinds a conf names (its routes, includes and default): the
+  // import loads FlagGems only when a route may need it.
+  m.def("_conf_route_kinds", [](const std::string& conf) {
+    const routing::Conf c = routing::load_conf(conf);
+    std::set<std::string> kinds;
+    for (const auto& e : c.entries) kinds.insert(std::string(routing::name(e.kind)));
+    if (c.default_kind) kinds.insert(std::string(routing::name(*c.default_kind)));
+    return kinds;
+  });
   m.def("_check_conf", [](const std::string& conf, const py::dict& catalog) {
     std::vector<std::string> notes;
     auto t = dispatch::dry_run({conf, catalog_options(catalog)}, notes);

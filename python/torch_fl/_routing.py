@@ -82,6 +82,16 @@ def _flaggems_ops() -> list[str]:
         return [line.strip() for line in f if line.strip() and not line.startswith("#")]
 
 
+def conf_route_kinds(path: Optional[str] = None) -> set[str]:
+    """The route kinds the conf (default: the one in use) names, includes
+    and default included. A conf that cannot be read names none here: its
+    error is reported, with file and line, when routes are installed."""
+    try:
+        return set(_C._conf_route_kinds(path or backend_config_path()))
+    except RuntimeError:
+        return set()
+
+
 def install() -> dict:
     """Import step: installs the conf in use (once per process)."""
     return _C._install_routes(backend_config_path(), catalog_options())
@@ -89,7 +99,8 @@ def install() -> dict:
 
 def routes(op: Optional[str] = None) -> list[dict]:
     """Every listed operator's route: ``{"op", "route", "why"[, "error"]}``.
-    Unlisted operators take the default route (``default_route()``).
+    Unlisted operators take the default route (``default_route()``) when it
+    can run them, else the CPU fallback.
     With ``op``, that operator's entry (the default route when unlisted)."""
     table = _C._routes()
     if table is None:
@@ -104,6 +115,9 @@ def routes(op: Optional[str] = None) -> list[dict]:
         return [{"op": op, "route": "n/a", "why": reason}]
     default = dict(table["default"])
     default["op"] = op
+    if default["route"] != "cpu_fallback" and op not in table["default_served"]:
+        # The default route has no implementation of it: the global fallback runs it.
+        default.update(route="cpu_fallback", why=f'{default["why"]}; {default["route"]} cannot run it')
     return [default]
 
 

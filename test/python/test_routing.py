@@ -287,6 +287,35 @@ def test_none_route_raises_one_clear_error(tmp_path):
     assert flagos_lines(proc.stderr) == []
 
 
+@pytest.mark.parametrize("default", ["cpu", "none"])
+def test_conf_default_routes_the_ops_the_conf_does_not_list(tmp_path, default):
+    conf = tmp_path / "default.toml"
+    conf.write_text(f'[conf]\ndefault = "{default}"\n[routes]\n"neg" = "cpu_fallback"\n')
+    code = """
+        import json, torch, torch_fl
+        x = torch.arange(3.0).flagos()
+        try:
+            value = (x * 2).cpu().tolist()
+        except RuntimeError as exc:
+            value = str(exc)
+        print(json.dumps({"mul": value, "neg": (-x).cpu().tolist(),
+                          "route": torch_fl.routes("mul.Tensor")[0]}))
+    """
+    proc = run(code, FLAGOS_BACKEND_CONFIG=str(conf), FLAGOS_LOG="dispatch,fallback")
+    out = last_json(proc)
+    why = f"conf default {conf}:2"
+    assert out["route"] == {"op": "mul.Tensor", "route": default, "why": why}
+    assert out["neg"] == [-0.0, -1.0, -2.0]  # listed: its own route
+    assert "cpu_fallback: aten::neg" in proc.stderr
+    if default == "cpu":
+        assert out["mul"] == [0.0, 2.0, 4.0]
+        assert f"dispatch: aten::mul.Tensor -> cpu ({why})" in proc.stderr
+        assert "cpu_fallback: aten::mul" not in proc.stderr
+    else:
+        assert out["mul"] == (f"[flagos] aten::mul.Tensor is not routed on flagos ({why}); route it with "
+                              "FLAGOS_OP_mul__Tensor=cpu_fallback or in a custom conf (FLAGOS_BACKEND_CONFIG)")
+
+
 # -- the native route --------------------------------------------------------------------
 
 def test_native_route_matches_cpu_and_unsupported_dtypes_take_the_next_route(confs):

@@ -1,6 +1,7 @@
 """Which ATen operators have a CUDA kernel, read from the native_functions.yaml
 that torch ships (torchgen/packaged): a CPU-only torch registers no CUDA
-kernels, so the dispatcher cannot answer this on the CPU machine."""
+kernels, so the dispatcher cannot answer this on the CPU machine. (A CUDA
+torch's dispatcher is asked as well: see facts.py.)"""
 
 from __future__ import annotations
 
@@ -37,6 +38,10 @@ def ops_with_cuda_kernel(path: str | None = None) -> set[str]:
             stripped = line.strip()
             if stripped.startswith("structured_delegate:"):
                 current["delegate"] = stripped.split(":", 1)[1].strip()
+            elif stripped == "ufunc_inner_loop:":
+                # torchgen generates the CPU and CUDA kernels of ufunc ops
+                # (add.out): their dispatch block names neither.
+                current["keys"].update(("CPU", "CUDA"))
             elif stripped == "dispatch:":
                 in_dispatch = True
             elif in_dispatch:

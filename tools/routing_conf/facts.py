@@ -11,7 +11,7 @@ class Facts:
     torch_version: str
     routable: list[str]                      # sorted op names a conf may list
     cpu: set[str] = field(default_factory=set)      # runs under the CPU key
-    cuda: set[str] = field(default_factory=set)     # has a CUDA kernel (yaml)
+    cuda: set[str] = field(default_factory=set)     # has a CUDA kernel (yaml or a CUDA torch)
     native_host: set[str] = field(default_factory=set)  # host plugin kernels (+ derived forms)
     excluded: dict[str, int] = field(default_factory=dict)  # reason -> count
 
@@ -64,5 +64,5 @@ def facts_for(qualified: str, has, reason_of, cuda_yaml, facts: Facts) -> None:
     facts.routable.append(op)
     if has(qualified, "CPU") or composite:
         facts.cpu.add(op)
-    if op in cuda_yaml or composite:
+    if op in cuda_yaml or composite or has(qualified, "CUDA"):
         facts.cuda.add(op)

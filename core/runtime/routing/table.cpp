@@ -65,12 +65,12 @@ void force(Route& r, Family family, const Conf& conf, const Catalog& catalog,
             " by FLAGOS_FORCE_BACKEND=" + std::string(name(family)) + ", but " + missing;
 }
 
+}  // namespace
+
 std::string unrouted_error(const Route& r) {
   return "aten::" + r.op + " is not routed on flagos (" + r.why + "); route it with " +
          override_variable(r.op) + "=cpu_fallback or in a custom conf (FLAGOS_BACKEND_CONFIG)";
 }
-
-}  // namespace
 
 std::string override_variable(const std::string& op) {
   std::string var(kPrefix);
@@ -122,7 +122,7 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
     table[e.op] = Route{e.op, e.kind, "conf " + e.where(), "", true};
   }
   if (!skipped.empty())
-    res.notes.push_back("routing conf " + conf.path + " was generated for torch " + conf.torch + "; " +
+    res.details.push_back("routing conf " + conf.path + " was generated for torch " + conf.torch + "; " +
                         std::to_string(skipped.size()) + " of its operators cannot be routed in torch " +
                         installed + " and are skipped (" + skipped.front() + (skipped.size() > 1 ? ", ..." : "") + ")");
   for (const auto& [op, value] : overrides.per_op) {

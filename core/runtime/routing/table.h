@@ -58,12 +58,20 @@ struct Resolution {
   std::vector<Route> routes;         // every listed op, sorted by name
   Route default_route;               // for ops not listed
   std::vector<std::string> notes;    // one [flagos] line each (reported by the caller)
+  // Facts that are not problems (a shipped conf generated for another torch
+  // lists ops this torch lacks): reported under FLAGOS_LOG=dispatch and by
+  // `python -m torch_fl conf check`, not at every import.
+  std::vector<std::string> details;
 };
 
 // Throws flagos::Error naming file:line for conf entries naming unknown or
 // unroutable operators. Bad overrides are notes, not errors (spec: "an
 // unknown value reported on one line").
 Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& catalog);
+
+// The message an op on the `none` route raises: names the op, why it is
+// unrouted and how to route it.
+std::string unrouted_error(const Route& r);
 
 // "add.Tensor" -> "FLAGOS_OP_add__Tensor"
 std::string override_variable(const std::string& op);
