@@ -55,7 +55,10 @@ void host_to_device(const at::Tensor& t, int64_t byte_offset, const void* host, 
   plugin.check(plugin.api().memcpy_async(base_of(t) + byte_offset, host, bytes,
                                          FLAGOS_MEMCPY_HOST_TO_DEVICE, device::native(stream)),
                "memcpy_async (host to device)");
-  device::record_host_use(host, stream);
+  // Pageable sources are consumed when memcpy_async returns (ABI); pinned
+  // ones must stay untouched until the copy ran.
+  if (!device::record_host_use(host, stream) && device::is_pinned(host))
+    plugin.check(plugin.api().stream_synchronize(device::native(stream)), "stream_synchronize");
 }
 
 at::Tensor download(const at::Tensor& t) {

@@ -64,6 +64,7 @@ void add_array(const c10::CachingAllocator::StatArray& from, c10::CachingAllocat
 // include it, and flagos cache control reaches it too.
 c10::DeviceAllocator* interop_allocator(c10::DeviceIndex device, c10::DeviceIndex* cuda_index) {
   if (!has_capability(device, FLAGOS_CAP_CUDA_ABI) || !c10::impl::hasDeviceGuardImpl(c10::kCUDA)) return nullptr;
+  init_torch_cuda();
   *cuda_index = static_cast<c10::DeviceIndex>(properties(device).interop_device_index);
   c10::DeviceAllocator* cuda = c10::getDeviceAllocator(c10::kCUDA);
   return cuda && cuda->initialized() ? cuda : nullptr;

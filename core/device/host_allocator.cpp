@@ -1,6 +1,8 @@
 #include "device/host_allocator.h"
 
+#include <ATen/Context.h>
 #include <ATen/core/CachingHostAllocator.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 
 #include <memory>
 #include <mutex>
@@ -78,15 +80,44 @@ REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &g_host_allocator)
 
 at::Allocator* host_allocator() { return &g_host_allocator; }
 
-bool is_pinned(const void* ptr) {
+namespace {
+
+bool ours(const void* ptr) {
   auto* c = cache_or_null();
   return c && ptr && c->is_pinned(ptr);
 }
 
+// On CUDA-ABI plugins under a CUDA torch, `pin_memory=True` factories take
+// CUDA's pinned allocator (ATen's GetCPUAllocatorMaybePinned asks CUDA before
+// PrivateUse1). One CUDA context serves both, so that memory is pinned for
+// flagos too; its stream uses are recorded in CUDA's host allocator.
+at::HostAllocator* torch_cuda_host_allocator() {
+  static at::HostAllocator* const cuda = []() -> at::HostAllocator* {
+    if (device_count() == 0 || !has_capability(0, FLAGOS_CAP_CUDA_ABI) || !at::globalContext().hasCUDA())
+      return nullptr;
+    return at::getHostAllocator(at::kCUDA);
+  }();
+  return cuda;
+}
+
+bool torch_cuda_pinned(const void* ptr) {
+  return ptr && torch_cuda_host_allocator() && at::detail::getCUDAHooks().isPinnedPtr(ptr);
+}
+
+}  // namespace
+
+bool is_pinned(const void* ptr) { return ours(ptr) || torch_cuda_pinned(ptr); }
+
 bool record_host_use(const void* ptr, const c10::Stream& stream) {
-  if (!is_pinned(ptr)) return false;
-  cache().record_event(const_cast<void*>(ptr), native(stream), stream.device_index());
-  return true;
+  if (ours(ptr)) {
+    cache().record_event(const_cast<void*>(ptr), native(stream), stream.device_index());
+    return true;
+  }
+  if (!torch_cuda_pinned(ptr)) return false;
+  // CUDA's allocator finds the block by its base address: false for a
+  // pointer inside a block (the caller then waits for the copy).
+  return torch_cuda_host_allocator()->record_event(
+      const_cast<void*>(ptr), nullptr, as_cuda_stream(stream.device_index(), native(stream)));
 }
 
 }  // namespace flagos::device

@@ -9,10 +9,13 @@
 namespace flagos::device {
 
 at::Allocator* host_allocator();
-// True when `ptr` lies in pinned memory handed out by this allocator.
+// True when `ptr` lies in pinned memory handed out by this allocator, or
+// (CUDA-ABI plugins under a CUDA torch) by torch's CUDA pinned allocator.
 bool is_pinned(const void* ptr);
 // Keeps the pinned block holding `ptr` from reuse until `stream`'s current
-// work completed. False (and nothing recorded) for unpinned memory.
+// work completed. False when nothing could be recorded: unpinned memory, or
+// a pointer inside (not at the start of) a torch CUDA pinned block; the
+// caller must then wait for its copy before the host memory is reused.
 bool record_host_use(const void* ptr, const c10::Stream& stream);
 
 }  // namespace flagos::device

@@ -3,11 +3,17 @@ installed, every (op, function) pair of ``flag_gems._FULL_CONFIG`` becomes a
 Python implementation the core may call. Nothing is registered when FlagGems
 is switched off (FLAGOS_DISABLE_FLAGGEMS_PY=1, a build without flaggems) or
 not installed; routes naming it then take their next route, with one line.
+
+FlagGems is imported only when a route may need it: the conf in use names
+`flaggems`, FLAGOS_FORCE_BACKEND=flaggems, or a FLAGOS_OP_<op>=flaggems.
+Importing it initialises CUDA (Triton queries the device), which costs
+seconds and makes a later os.fork() unsafe, for nothing under cuda.toml.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 
 from torch_fl import _routing
 
@@ -20,6 +26,10 @@ def load() -> int:
     enabled, reason = _routing._flaggems_switch()
     if not enabled:
         _status = reason
+        return 0
+    if not wanted():
+        _status = ("not loaded: no route needs it (the conf in use names no flaggems route, "
+                   "and neither FLAGOS_FORCE_BACKEND nor a FLAGOS_OP_<op> asks for it)")
         return 0
     try:
         flag_gems = importlib.import_module("flag_gems")
@@ -37,6 +47,15 @@ def load() -> int:
         count += 1
     _status = f"{count} operators from flag_gems {getattr(flag_gems, '__version__', '?')}"
     return count
+
+
+def wanted() -> bool:
+    """Whether any route of this process may be a flaggems one."""
+    if os.environ.get("FLAGOS_FORCE_BACKEND", "").strip().lower() == "flaggems":
+        return True
+    if any(k.startswith("FLAGOS_OP_") and v.strip().lower() == "flaggems" for k, v in os.environ.items()):
+        return True
+    return "flaggems" in _routing.conf_route_kinds()
 
 
 def status() -> str:
