@@ -2,7 +2,9 @@
 Python package tests (test/python), the torch-level suite (test/torch), and
 the torch-level suite again on the strict host plugin (device memory is
 PROT_NONE outside plugin calls, so any direct dereference by the core
-crashes). Extra arguments go to every pytest run. Exit status is non-zero
+crashes), and the OpInfo comparison with every operator on cpu_fallback (the
+installed default.toml, which routes nothing). Extra arguments go to every
+pytest run. Exit status is non-zero
 when anything failed or nothing ran."""
 
 from __future__ import annotations
@@ -46,6 +48,14 @@ def strict_host_env() -> dict[str, str]:
     return env
 
 
+def cpu_fallback_env() -> dict[str, str]:
+    """The host plugin under default.toml: no route is listed, so every
+    routable operator takes the global CPU fallback."""
+    confs = subprocess.run([sys.executable, "-c", "import torch_fl._routing as r; print(r.confs_dir())"],
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    return dict(os.environ, FLAGOS_PLUGIN="host", FLAGOS_BACKEND_CONFIG=os.path.join(confs, "default.toml"))
+
+
 def run_pytest(tmp: str, tag: str, path: str, env: dict[str, str] | None = None) -> tuple[int, int, int]:
     xml = os.path.join(tmp, f"{tag}.xml")
     subprocess.call([sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={xml}", path]
@@ -64,6 +74,8 @@ def main() -> int:
         results["Python torch-level"] = run_pytest(tmp, "torch", "test/torch")
         results["Python torch-level (strict host)"] = run_pytest(tmp, "torch_strict", "test/torch",
                                                                  strict_host_env())
+        results["Python OpInfo (every op on cpu_fallback)"] = run_pytest(
+            tmp, "opinfo_fallback", "test/torch/test_opinfo.py", cpu_fallback_env())
 
     print("\n== torch_fl test summary ==")
     width = max(len(name) for name in results)

@@ -1,4 +1,4 @@
-"""GPU tests: flagos on the cuda plugin against native CUDA in one process
+"""GPU tests: flagos on the cuda plugin against native CUDA
 (test/gpu/run_h200.sh runs them on the GPU machine).
 
 Tests marked `gpu` (the marker is declared in pyproject.toml) skip unless

@@ -51,6 +51,10 @@ def test_side_stream_work_does_not_hold_up_the_current_stream(device, full_fp32)
     other; native CUDA shows the test itself is sound."""
     module = torch.get_device_module(device)
     a = torch.randn(4096, 4096, device=device)
+    # Load the small op's kernel and allocator pool first: CUDA's lazy module
+    # loading may otherwise make its first launch wait for running work.
+    (torch.ones(4, device=device) + 1).cpu()
+    (a[:8, :8] @ a[:8, :8]).cpu()
     module.synchronize()
     side = module.Stream()
     with module.stream(side):

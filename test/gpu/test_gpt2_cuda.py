@@ -1,14 +1,24 @@
 """A Hugging Face transformers GPT-2, built from a config with random weights
 (nothing is downloaded), on flagos against a reference device: native CUDA on
 the GPU machine (`gpu` tests), the CPU anywhere. Both sides get the same
-weights (initialised once on the CPU, then copied) and the same tokens;
-forward logits and loss, and every parameter's gradient, must agree: closely
-in fp32 (TF32 off), loosely under bf16 autocast.
+weights (initialised once on the CPU from one seed, then copied) and the same
+tokens; forward logits and loss, and every parameter's gradient, must agree:
+closely in fp32 (TF32 off), loosely under bf16 autocast.
+
+The native CUDA side runs in a child process that does not import torch_fl
+(this file run as a script): in a process where flagos is torch's
+accelerator, torch 2.11's autograd engine asserts on the backward of native
+CUDA tensors (`opt_ready_stream && opt_parent_stream`, engine.cpp).
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
+import os
+import subprocess
+import sys
+import tempfile
 
 import pytest
 import torch
@@ -43,10 +53,29 @@ def _run(model: torch.nn.Module, ids: torch.Tensor, autocast: bool):
     return out.logits.float().cpu(), out.loss.detach().float().cpu(), grads
 
 
+def _ids(model: torch.nn.Module) -> torch.Tensor:
+    return torch.randint(0, model.config.vocab_size, (2, 64), generator=torch.Generator().manual_seed(SEED))
+
+
+def _reference_in_child(device: str, autocast: bool):
+    """_run on `device` in a fresh interpreter without torch_fl; its
+    results come back through a file, on the CPU."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "reference.pt")
+        cmd = [sys.executable, __file__, "--device", device, "--out", out,
+               "--tf32", str(int(torch.backends.cuda.matmul.allow_tf32))] + (["--autocast"] if autocast else [])
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"reference run on {device} failed:\n{done.stderr[-4000:]}"
+        return torch.load(out)
+
+
 def _both(reference: str, autocast: bool):
     base = _model()
-    ids = torch.randint(0, base.config.vocab_size, (2, 64), generator=torch.Generator().manual_seed(SEED))
-    ref = _run(_on(base, reference), ids.to(reference), autocast)
+    ids = _ids(base)
+    if reference == "cpu":
+        ref = _run(_on(base, reference), ids.to(reference), autocast)
+    else:
+        ref = _reference_in_child(reference, autocast)
     flagos = _run(_on(base, "flagos"), ids.to("flagos"), autocast)
     assert flagos[2].keys() == ref[2].keys()
     assert all(g is not None and g.device.type == "flagos" for g in flagos[2].values())
@@ -84,3 +113,20 @@ def test_module_to_keeps_tied_weights():
     # compatible" with CPU); torch_fl._compat restores the ties.
     model = _model().to("flagos")
     assert model.lm_head.weight is model.transformer.wte.weight
+
+
+def _child_main() -> None:
+    parser = argparse.ArgumentParser(description="the native reference side of these tests")
+    parser.add_argument("--device", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--tf32", type=int, default=0)
+    parser.add_argument("--autocast", action="store_true")
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = bool(args.tf32)
+    base = _model()
+    logits, loss, grads = _run(_on(base, args.device), _ids(base).to(args.device), args.autocast)
+    torch.save((logits, loss, {n: g.cpu() for n, g in grads.items()}), args.out)
+
+
+if __name__ == "__main__":
+    _child_main()

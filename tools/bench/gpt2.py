@@ -124,3 +124,37 @@ def sdpa_path(device: str, dtype: torch.dtype, heads: int = 12, length: int = 32
     with torch.no_grad(), Record():
         torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
     return seen
+
+
+def route_census(run) -> dict[str, list[str]]:
+    """Route kind -> the ATen operators one call of `run` reaches on flagos
+    through it (torch_fl.routes; "core" for the core's own kernels): shows,
+    beside the timings, whether anything left the device (cpu_fallback)."""
+    import torch_fl
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    builtin = set(torch_fl._C._builtin_ops())
+    seen: set[str] = set()
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if any(isinstance(t, torch.Tensor) and t.device.type == "flagos" for t in tree_leaves((args, kwargs))):
+                seen.add(func.name().split("::", 1)[-1].removesuffix(".default"))
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        run()
+    census: dict[str, list[str]] = {}
+    for op in sorted(seen):
+        route = "core" if op in builtin else torch_fl.routes(op)[0]["route"]
+        route = "composite view" if route == "n/a" else route
+        census.setdefault(route, []).append(op)
+    return census
+
+
+def census_note(census: dict[str, list[str]]) -> str:
+    parts = [f"{route} {len(ops)}" for route, ops in sorted(census.items())]
+    slow = census.get("cpu_fallback", [])
+    return ("flagos routes reached: " + ", ".join(parts) +
+            ("; through the CPU fallback: " + ", ".join(slow) if slow else "; nothing through the CPU fallback"))

@@ -106,12 +106,23 @@ def _sdpa_note(native: str, dtype) -> str:
 
 
 def section_train(native: str, dry: bool, repeats: int) -> tuple[list, list]:
+    """In-process on the host (dry run); on the GPU the two sides run in
+    separate processes (tools/bench/gpu_train_split.py says why)."""
     cfg = gpt2.config(dry)
-    batch, seq, steps = (2, 32, 1) if dry else (8, 512, 3)
-    r = timing.compare(gpt2.train_step(gpt2.build(cfg), batch, seq, steps), repeats,
-                       devices=(native, "flagos"))
+    notes = [_sdpa_note(native, torch.bfloat16)]
+    if dry:
+        batch, seq, steps = 2, 32, 1
+        work = gpt2.train_step(gpt2.build(cfg), batch, seq, steps)
+        r = timing.compare(work, repeats, devices=(native, "flagos"))
+        notes.append(f"one step: {gpt2.census_note(gpt2.route_census(work('flagos')[0]))}")
+    else:
+        from tools.bench import gpu_train_split as split
+
+        batch, seq = split.BATCH, split.SEQ
+        r = split.measure(rounds=max(2, min(4, repeats // 4)))
+        notes += ["native and flagos timed in separate processes, ABBA order", f"one step: {r['census']}"]
     case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd}, batch {batch} x {seq}, bf16 autocast, AdamW"
-    return [_timed(case, "ms/step", 1e3, r, native)], [_sdpa_note(native, torch.bfloat16)]
+    return [_timed(case, "ms/step", 1e3, r, native)], notes
 
 
 def section_infer(native: str, dry: bool, repeats: int) -> tuple[list, list]:
@@ -121,10 +132,12 @@ def section_infer(native: str, dry: bool, repeats: int) -> tuple[list, list]:
     name = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd}, batch 1"
     fwd = timing.compare(gpt2.forward(base, length, calls), repeats, devices=(native, "flagos"))
     dec = timing.compare(gpt2.decode(base, length, length), repeats, devices=(native, "flagos"))
+    run, _ = gpt2.forward(base, length, 1)("flagos")
+    census = gpt2.census_note(gpt2.route_census(run))
     rows = [_timed(f"{name}, {length}-token forward, no grad", "ms", 1e3, fwd, native),
             _timed(f"{name}, greedy decoding of {length} tokens (KV cache)", "ms", 1e3, dec, native,
                    target=False)]
-    return rows, [_sdpa_note(native, torch.float32)]
+    return rows, [_sdpa_note(native, torch.float32), f"forward: {census}"]
 
 
 # The FlagGems operators of (e): how torch reaches each on flagos, and how the

@@ -1,22 +1,28 @@
 """GPT-2-small training step (batch 8, seq 512, bf16 autocast, AdamW), native
-cuda and flagos timed in separate processes of one run.
+cuda and flagos timed in separate processes of one run: section (c) of
+tools.bench.gpu, also runnable alone.
 
 Why separate: in a process that imports torch_fl, torch 2.11 makes flagos the
 accelerator, and its autograd engine then asserts on native CUDA tensors'
 backward (engine.cpp: opt_ready_stream && opt_parent_stream); the in-process
-comparison of tools.bench.gpu cannot run the native side there.
+interleaving of tools/bench/timing.py cannot run the native side there.
+Instead the two sides alternate as whole processes, ABBA (native, flagos,
+flagos, native, ...), so drift over the run hits both alike. The flagos
+children run with FLAGOS_LOG=fallback: operators that left the device are
+reported.
 
-    python3 -m tools.bench.gpu_train_split            (parent: runs both, prints ms/step)
+    python3 -m tools.bench.gpu_train_split [ROUNDS]    (prints ms/step and the ratio)
 """
 
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
+
+BATCH, SEQ, STEPS, REPEATS = 8, 512, 3, 5
 
 
 def child(device: str, steps: int, repeats: int) -> None:
@@ -27,8 +33,8 @@ def child(device: str, steps: int, repeats: int) -> None:
     from tools.bench import gpt2
 
     cfg = gpt2.config(False)
-    run, n = gpt2.train_step(gpt2.build(cfg), 8, 512, steps)(device)
-    sync = torch.cuda.synchronize if device == "cuda" else torch.flagos.synchronize
+    run, n = gpt2.train_step(gpt2.build(cfg), BATCH, SEQ, steps)(device)
+    sync = torch.get_device_module(device).synchronize
     run()  # warm-up: allocator, kernels, optimizer state
     sync()
     times = []
@@ -37,27 +43,48 @@ def child(device: str, steps: int, repeats: int) -> None:
         t = time.perf_counter()
         run()
         sync()
-        times.append((time.perf_counter() - t) / n * 1e3)
-    print(json.dumps({"device": device, "ms_per_step": statistics.median(times), "all": times}))
+        times.append((time.perf_counter() - t) / n)
+    result = {"device": device, "s_per_step": statistics.median(times), "all": times}
+    if device == "flagos":  # after the timing: the dispatch mode slows the step it watches
+        result["census"] = gpt2.census_note(gpt2.route_census(run))
+    print(json.dumps(result))
+
+
+def _one(device: str, timeout: float) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "tools.bench.gpu_train_split", "--child", device,
+                           str(STEPS), str(REPEATS)], capture_output=True, text=True, timeout=timeout)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode or not lines:
+        raise RuntimeError(f"[flagos] GPT-2 training child on {device} failed (exit {proc.returncode}):\n"
+                           f"{proc.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def measure(rounds: int = 2, timeout: float = 240) -> dict:
+    """Seconds per step on each side (medians over child processes, keyed
+    like timing.compare: "cuda_s", "flagos_s"), the ratio, and the operators
+    the routes the flagos side's operators took (a census note)."""
+    times: dict[str, list[float]] = {"cuda": [], "flagos": []}
+    census = ""
+    for r in range(rounds):
+        for device in (("cuda", "flagos") if r % 2 == 0 else ("flagos", "cuda")):
+            result = _one(device, timeout)
+            times[device].append(result["s_per_step"])
+            census = result.get("census", census)
+            print(f"    {device}: {result['s_per_step'] * 1e3:.1f} ms/step", file=sys.stderr, flush=True)
+    out = {f"{dev}_s": statistics.median(t) for dev, t in times.items()}
+    out.update(ratio=out["flagos_s"] / out["cuda_s"], repeats=rounds * REPEATS, census=census)
+    return out
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return 0
-    results = {}
-    for device in ("cuda", "flagos", "cuda"):  # native before and after: drift shows
-        out = subprocess.run([sys.executable, "-m", "tools.bench.gpu_train_split", "--child", device, "3", "5"],
-                             capture_output=True, text=True, env=dict(os.environ), timeout=300)
-        line = [l for l in out.stdout.splitlines() if l.startswith("{")]
-        if out.returncode or not line:
-            print(f"{device}: failed\n{out.stderr[-2000:]}")
-            return 1
-        r = json.loads(line[-1])
-        results.setdefault(device, []).append(r["ms_per_step"])
-        print(f"{device}: {r['ms_per_step']:.1f} ms/step ({', '.join(f'{t:.1f}' for t in r['all'])})", flush=True)
-    native = statistics.mean(results["cuda"])
-    print(f"flagos/native = {results['flagos'][0] / native:.3f} (target <= 1.03)")
+    r = measure(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
+    print(f"native cuda {r['cuda_s'] * 1e3:.1f} ms/step, flagos {r['flagos_s'] * 1e3:.1f} ms/step: "
+          f"flagos/native = {r['ratio']:.3f} (target <= 1.03)")
+    print(r["census"])
     return 0
 
 
