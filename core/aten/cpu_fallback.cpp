@@ -18,8 +18,8 @@
 #include "aten/transfer.h"
 #include "device/generator.h"
 #include "device/runtime.h"
+#include "diag/channels.h"
 #include "diag/log.h"
-#include "env/registry.h"
 
 namespace flagos::aten {
 namespace {
@@ -30,13 +30,6 @@ using routes::for_each_tensor;
 using routes::is_generator_arg;
 using routes::map_tensors;
 
-bool log_enabled() {
-  static const bool enabled = [] {
-    auto list = env::get_list("FLAGOS_LOG");
-    return std::find(list.begin(), list.end(), "fallback") != list.end();
-  }();
-  return enabled;
-}
 
 // A ZeroTensor (what _efficientzerotensor returns) has no bytes: its flagos
 // counterpart is built like CUDA's, over an allocator that hands out null.
@@ -75,7 +68,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::DeviceIndex device =
       found ? *found : static_cast<c10::DeviceIndex>(device::current_device());
   c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
-  if (log_enabled()) diag::info("cpu_fallback: " + c10::toString(schema.operator_name()));
+  if (diag::channel_enabled("fallback")) diag::info("cpu_fallback: " + c10::toString(schema.operator_name()));
 
   HostMirrors mirrors;
   for (const auto& v : args)

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "diag/channels.h"
 #include "diag/log.h"
 #include "dispatch/catalog.h"
 #include "dispatch/route_kernel.h"
@@ -101,7 +102,7 @@ const Installed& install(const InstallOptions& options) {
   std::vector<std::string> notes, details;
   Installed table = resolve_all(options, notes, details);
   for (const auto& n : notes) diag::warn(n);
-  if (log_enabled("dispatch"))
+  if (diag::channel_enabled("dispatch"))
     for (const auto& d : details) diag::info("dispatch: " + d);
 
   TorchCatalog catalog(options.catalog);
@@ -111,8 +112,11 @@ const Installed& install(const InstallOptions& options) {
     if (r.kind == RouteKind::CpuBoxing) routes::install_cpu_allocator_redirect();
     std::optional<routes::NativeKernel> native;
     if (r.kind == RouteKind::Native) native = routes::find_native(r.op);
+    const auto dot = r.op.find('.');
+    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+        ("aten::" + r.op.substr(0, dot)).c_str(), dot == std::string::npos ? "" : r.op.c_str() + dot + 1);
     lib->impl(r.op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
-                                std::make_unique<RouteKernel>(r, native, next_route(catalog, r.op))));
+                                std::make_unique<RouteKernel>(op, r, native, next_route(catalog, r.op))));
   };
   for (const Route& r : table.routes) register_route(r);
   table.default_served = default_served_ops(table, catalog);

@@ -1,11 +1,9 @@
 #include "dispatch/route_kernel.h"
 
-#include <algorithm>
-
 #include "aten/cpu_fallback.h"
 #include "device/runtime.h"
+#include "diag/channels.h"
 #include "diag/log.h"
-#include "env/registry.h"
 #include "error.h"
 #include "routes/boxing.h"
 #include "routes/python_route.h"
@@ -14,39 +12,19 @@ namespace flagos::dispatch {
 
 using routing::RouteKind;
 
-bool log_enabled(const char* entry) {
-  static const std::vector<std::string> entries = env::get_list("FLAGOS_LOG");
-  return std::find(entries.begin(), entries.end(), entry) != entries.end();
-}
 
-void run_route(RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  switch (kind) {
-    case RouteKind::CpuBoxing:
-      routes::cpu_boxing(op, stack);
-      return;
-    case RouteKind::CudaBoxing:
-      routes::cuda_boxing(op, stack);
-      return;
-    case RouteKind::CpuFallback:
-      aten::cpu_fallback(op, stack);
-      return;
-    default:
-      throw Error("route " + std::string(routing::name(kind)) + " cannot serve " +
-                  c10::toString(op.schema().operator_name()) + " here");
-  }
-}
-
-RouteKernel::RouteKernel(routing::Route route, std::optional<routes::NativeKernel> native,
-                         RouteKind next)
+RouteKernel::RouteKernel(const c10::OperatorHandle& op, routing::Route route,
+                         std::optional<routes::NativeKernel> native, RouteKind next)
     : route_(std::move(route)),
       native_(std::move(native)),
       next_(next),
+      plan_(op),
       flaggems_on_cuda_(route_.kind == RouteKind::FlagGems && device::device_count() > 0 &&
                         device::has_capability(0, FLAGOS_CAP_CUDA_ABI)) {}
 
 void RouteKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
                              torch::jit::Stack* stack) {
-  static const bool log_dispatch = log_enabled("dispatch");
+  static const bool log_dispatch = diag::channel_enabled("dispatch");
   if (log_dispatch && !logged_.exchange(true)) {
     diag::info("dispatch: aten::" + route_.op + " -> " + std::string(routing::name(route_.kind)) +
                " (" + route_.why + ")");
@@ -64,7 +42,7 @@ void RouteKernel::run(RouteKind kind, const c10::OperatorHandle& op, torch::jit:
       if (flaggems_on_cuda_) {
         // FlagGems' Triton kernels take CUDA tensors and launch on torch's
         // current CUDA stream: box the operands, as for the cuda route.
-        routes::run_boxed(routes::BoxingTarget::Cuda, op, stack,
+        routes::run_boxed(routes::BoxingTarget::Cuda, op, plan_, stack,
                           [&](torch::jit::Stack* s) { routes::call_python(route_.op, op, s); });
       } else {
         routes::call_python(route_.op, op, stack);
@@ -72,8 +50,18 @@ void RouteKernel::run(RouteKind kind, const c10::OperatorHandle& op, torch::jit:
       return;
     case RouteKind::Unrouted:
       throw Error(route_.error);
+    case RouteKind::CpuBoxing:
+      routes::cpu_boxing(op, plan_, stack);
+      return;
+    case RouteKind::CudaBoxing:
+      routes::cuda_boxing(op, plan_, stack);
+      return;
+    case RouteKind::CpuFallback:
+      aten::cpu_fallback(op, stack);
+      return;
     default:
-      run_route(kind, op, stack);
+      throw Error("route " + std::string(routing::name(kind)) + " cannot serve " +
+                  c10::toString(op.schema().operator_name()) + " here");
   }
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <optional>
 
+#include "routes/boxing_plan.h"
 #include "routes/native.h"
 #include "routing/table.h"
 
@@ -16,8 +17,10 @@ namespace flagos::dispatch {
 
 class RouteKernel final : public c10::OperatorKernel {
  public:
-  // `next` serves calls a native kernel declines (FLAGOS_ERROR_UNSUPPORTED).
-  RouteKernel(routing::Route route, std::optional<routes::NativeKernel> native, routing::RouteKind next);
+  // `op` is the operator route.op names; `next` serves calls a native
+  // kernel declines (FLAGOS_ERROR_UNSUPPORTED).
+  RouteKernel(const c10::OperatorHandle& op, routing::Route route, std::optional<routes::NativeKernel> native,
+              routing::RouteKind next);
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack);
 
  private:
@@ -25,14 +28,9 @@ class RouteKernel final : public c10::OperatorKernel {
   routing::Route route_;
   std::optional<routes::NativeKernel> native_;
   routing::RouteKind next_;
+  routes::BoxingPlan plan_;
   bool flaggems_on_cuda_;
   std::atomic<bool> logged_{false};
 };
-
-// Runs `kind` for any op (used by the default route of unlisted operators).
-void run_route(routing::RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack* stack);
-
-// Whether FLAGOS_LOG contains `entry` (read once).
-bool log_enabled(const char* entry);
 
 }  // namespace flagos::dispatch

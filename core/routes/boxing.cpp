@@ -132,16 +132,18 @@ class CudaStreamScope {
 
 }  // namespace
 
-void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Stack* stack,
-               c10::function_ref<void(torch::jit::Stack*)> invoke) {
-  const c10::FunctionSchema& schema = op.schema();
-  const size_t num_args = schema.arguments().size();
+void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, const BoxingPlan& plan,
+               torch::jit::Stack* stack, c10::function_ref<void(torch::jit::Stack*)> invoke) {
+  const size_t num_args = plan.generator_arg.size();
   c10::IValue* args = &*(stack->end() - num_args);
   const auto found = find_device(args, num_args);
   const c10::DeviceIndex device = found ? *found : static_cast<c10::DeviceIndex>(device::current_device());
   const Target target = target_for(kind, device);
 
-  c10::SmallVector<c10::IValue, 8> originals(args, args + num_args);
+  // Written arguments and the returns that are them come back as the
+  // caller's own flagos tensors.
+  c10::SmallVector<c10::IValue, 8> originals;
+  if (plan.keeps_originals) originals.assign(args, args + num_args);
   Aliases aliases;
   auto box = [&](const at::Tensor& t) {
     if (!is_flagos(t)) return t;
@@ -157,7 +159,7 @@ void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Sta
       v = map_tensors(v, box);
     } else if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1) {
       v = target_device(target);
-    } else if ((v.isNone() || v.isGenerator()) && is_generator_arg(schema.arguments()[i])) {
+    } else if (plan.generator_arg[i] && (v.isNone() || v.isGenerator())) {
       v = device::engine_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
     }
   }
@@ -168,28 +170,25 @@ void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, torch::jit::Sta
     for (const Alias& a : aliases)
       if (a.flagos.device().index() != device) wait_for_stream(a.flagos.device().index());
     HostAllocationScope scope(device);
-    device::SeededCpuScope seeded(device, draws_from_default_generator(op));
+    device::SeededCpuScope seeded(device, plan.draws_default_generator);
     invoke(stack);
   } else {
     CudaStreamScope scope(device);
     invoke(stack);
   }
 
-  for (size_t i = 0; i < num_args; ++i) {
-    const c10::AliasInfo* info = schema.arguments()[i].alias_info();
-    if (!info || !info->isWrite()) continue;
+  for (int16_t i : plan.written) {
     for_each_tensor(originals[i], [&](const at::Tensor& t) {
       for (const Alias& a : aliases)
         if (a.flagos.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) sync_back(a, device);
     });
   }
 
-  const size_t num_returns = schema.returns().size();
+  const size_t num_returns = plan.return_of.size();
   for (size_t r = 0; r < num_returns; ++r) {
     c10::IValue& out = (*stack)[stack->size() - num_returns + r];
-    const int alias = aliased_argument(schema, r);
-    if (alias >= 0 && schema.arguments()[alias].alias_info()->isWrite()) {
-      out = originals[alias];
+    if (plan.return_of[r] >= 0) {
+      out = originals[plan.return_of[r]];
       continue;
     }
     out = map_tensors(out, [&](const at::Tensor& t) { return unbox(t, device, target, aliases); });
@@ -209,19 +208,19 @@ std::optional<BoxingTarget> stock_target(c10::DeviceIndex device) {
 
 void boxed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src) {
   static const c10::OperatorHandle copy = c10::Dispatcher::singleton().findSchemaOrThrow("aten::copy_", "");
-  const auto key = c10::DispatchKeySet(target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA);
+  static const BoxingPlan plan(copy);
   torch::jit::Stack stack{dst, src, false};
-  run_boxed(target, copy, &stack, [&](torch::jit::Stack* s) { copy.redispatchBoxed(key, s); });
+  (target == BoxingTarget::Cpu ? cpu_boxing : cuda_boxing)(copy, plan, &stack);
 }
 
-void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  run_boxed(BoxingTarget::Cpu, op, stack, [&](torch::jit::Stack* s) {
+void cpu_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack) {
+  run_boxed(BoxingTarget::Cpu, op, plan, stack, [&](torch::jit::Stack* s) {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), s);
   });
 }
 
-void cuda_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  run_boxed(BoxingTarget::Cuda, op, stack, [&](torch::jit::Stack* s) {
+void cuda_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack) {
+  run_boxed(BoxingTarget::Cuda, op, plan, stack, [&](torch::jit::Stack* s) {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CUDA), s);
   });
 }

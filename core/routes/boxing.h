@@ -21,13 +21,16 @@
 
 #include <optional>
 
+#include "routes/boxing_plan.h"
+
 namespace flagos::routes {
 
 enum class BoxingTarget { Cpu, Cuda };
 
 // Boxes the stack's operands for `target`, runs `invoke` on it, unboxes.
-void run_boxed(BoxingTarget target, const c10::OperatorHandle& op, torch::jit::Stack* stack,
-               c10::function_ref<void(torch::jit::Stack*)> invoke);
+// `plan` is op's (boxing_plan.h).
+void run_boxed(BoxingTarget target, const c10::OperatorHandle& op, const BoxingPlan& plan,
+               torch::jit::Stack* stack, c10::function_ref<void(torch::jit::Stack*)> invoke);
 
 // A view of flagos tensor `t` as a tensor of `target`'s device type (same
 // bytes, no copy). For metadata-only uses (shape/dtype checks) it is safe on
@@ -45,7 +48,7 @@ std::optional<BoxingTarget> stock_target(c10::DeviceIndex device);
 void boxed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src);
 
 // The cpu and cuda routes: run_boxed + the target key's kernel.
-void cpu_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack);
-void cuda_boxing(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+void cpu_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack);
+void cuda_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack);
 
 }  // namespace flagos::routes

@@ -1,0 +1,13 @@
+// FLAGOS_LOG's diagnostic channels ("dispatch", "fallback", "op_cache"):
+// whether one is on. The variable is read once per process (the registry
+// reports entries naming no channel); the answer is then a cached lookup,
+// cheap enough for per-call paths.
+#pragma once
+
+#include <string_view>
+
+namespace flagos::diag {
+
+bool channel_enabled(std::string_view channel);
+
+}  // namespace flagos::diag
