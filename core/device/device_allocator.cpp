@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device/runtime.h"
+#include "device/stats_glue.h"
 #include "device/streams.h"
 #include "env/registry.h"
 #include "memory/caching_allocator.h"
@@ -37,28 +38,6 @@ Allocators& allocators() {
   return a;
 }
 
-void copy_stat(const memory::Stat& from, c10::CachingAllocator::Stat& to) {
-  to.current = from.current;
-  to.peak = from.peak;
-  to.allocated = from.allocated;
-  to.freed = from.freed;
-}
-
-void copy_array(const std::array<memory::Stat, 3>& from, c10::CachingAllocator::StatArray& to) {
-  for (size_t i = 0; i < from.size(); ++i) copy_stat(from[i], to[i]);
-}
-
-void add_stat(const c10::CachingAllocator::Stat& from, c10::CachingAllocator::Stat& to) {
-  to.current += from.current;
-  to.peak += from.peak;  // an upper bound of the combined peak
-  to.allocated += from.allocated;
-  to.freed += from.freed;
-}
-
-void add_array(const c10::CachingAllocator::StatArray& from, c10::CachingAllocator::StatArray& to) {
-  for (size_t i = 0; i < from.size(); ++i) add_stat(from[i], to[i]);
-}
-
 // On CUDA-ABI plugins, kernels boxed to CUDA allocate their outputs from
 // torch's CUDA caching allocator on the same GPU: flagos memory figures
 // include it, and flagos cache control reaches it too.
@@ -74,21 +53,7 @@ void add_interop_stats(c10::DeviceIndex device, CachingStats& out) {
   c10::DeviceIndex cuda_index = -1;
   c10::DeviceAllocator* cuda = interop_allocator(device, &cuda_index);
   if (!cuda) return;
-  const CachingStats c = cuda->getDeviceStats(cuda_index);
-  add_array(c.allocation, out.allocation);
-  add_array(c.segment, out.segment);
-  add_array(c.active, out.active);
-  add_array(c.inactive_split, out.inactive_split);
-  add_array(c.allocated_bytes, out.allocated_bytes);
-  add_array(c.reserved_bytes, out.reserved_bytes);
-  add_array(c.active_bytes, out.active_bytes);
-  add_array(c.inactive_split_bytes, out.inactive_split_bytes);
-  add_array(c.requested_bytes, out.requested_bytes);
-  out.num_alloc_retries += c.num_alloc_retries;
-  out.num_ooms += c.num_ooms;
-  out.num_sync_all_streams += c.num_sync_all_streams;
-  out.num_device_alloc += c.num_device_alloc;
-  out.num_device_free += c.num_device_free;
+  add_to(cuda->getDeviceStats(cuda_index), out);
 }
 
 void delete_block(void* ptr);
@@ -116,25 +81,7 @@ class FlagosDeviceAllocator final : public c10::DeviceAllocator {
     flagos::device::record_stream(ptr, stream);
   }
   CachingStats getDeviceStats(c10::DeviceIndex device) override {
-    const memory::DeviceStats s = caching_allocator(device).stats();
-    CachingStats out;
-    copy_array(s.allocation, out.allocation);
-    copy_array(s.segment, out.segment);
-    copy_array(s.active, out.active);
-    copy_array(s.inactive_split, out.inactive_split);
-    copy_array(s.allocated_bytes, out.allocated_bytes);
-    copy_array(s.reserved_bytes, out.reserved_bytes);
-    copy_array(s.active_bytes, out.active_bytes);
-    copy_array(s.inactive_split_bytes, out.inactive_split_bytes);
-    copy_array(s.requested_bytes, out.requested_bytes);
-    out.num_alloc_retries = s.num_alloc_retries;
-    out.num_ooms = s.num_ooms;
-    out.num_sync_all_streams = s.num_sync_all_streams;
-    out.num_device_alloc = s.num_device_alloc;
-    out.num_device_free = s.num_device_free;
-    copy_stat(s.oversize_allocations, out.oversize_allocations);
-    copy_stat(s.oversize_segments, out.oversize_segments);
-    out.max_split_size = s.max_split_size;
+    CachingStats out = to_c10(caching_allocator(device).stats());
     add_interop_stats(device, out);
     return out;
   }

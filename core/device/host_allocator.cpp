@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "device/runtime.h"
+#include "device/stats_glue.h"
 #include "device/streams.h"
 #include "memory/host_cache.h"
 
@@ -31,12 +32,6 @@ memory::HostCache& cache() {
 
 void free_pinned(void* ptr) { cache().free(ptr); }
 
-void copy_stat(const memory::Stat& from, c10::CachingAllocator::Stat& to) {
-  to.current = from.current;
-  to.peak = from.peak;
-  to.allocated = from.allocated;
-  to.freed = from.freed;
-}
 
 struct FlagosHostAllocator final : public at::HostAllocator {
   at::DataPtr allocate(size_t bytes) override {
