@@ -20,14 +20,15 @@ from torch_fl import _routing
 _status = "not loaded"
 
 
-def load() -> int:
-    """Registers FlagGems' operators; returns how many."""
+def load(force: bool = False) -> int:
+    """Registers FlagGems' operators when a route may need them (or `force`:
+    a conf being checked names flaggems); returns how many."""
     global _status
     enabled, reason = _routing._flaggems_switch()
     if not enabled:
         _status = reason
         return 0
-    if not wanted():
+    if not force and not wanted():
         _status = ("not loaded: no route needs it (the conf in use names no flaggems route, "
                    "and neither FLAGOS_FORCE_BACKEND nor a FLAGOS_OP_<op> asks for it)")
         return 0

@@ -130,6 +130,10 @@ def check_conf(path: str) -> tuple[list[dict], list[str]]:
     """Validates ``path`` against the installed torch and the active plugin
     without installing it. Raises RuntimeError naming file:line on errors;
     returns (routes, notes) where notes are what installing it would report."""
+    if "flaggems" in conf_route_kinds(os.path.abspath(path)):
+        from torch_fl import _flaggems
+
+        _flaggems.load(force=True)  # the conf in use may not have needed it
     table, notes = _C._check_conf(os.path.abspath(path), catalog_options())
     return list(table["routes"]), list(notes)
 
