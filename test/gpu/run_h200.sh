@@ -31,7 +31,16 @@
 # Later commands find the earlier builds in build/ (kept between commands on
 # a warm machine) and the state in build/h200/.
 #
-# Environment: OUT (results folder; default build/h200/out), H200_PYTHON
+#   bash test/gpu/run_h200.sh suites         (torch-suite and opinfo side by side)
+#
+# One command that fits the device tool's 10 minutes and its 8 returned files:
+#   H200_PACK=1 H200_OPINFO_LIMIT=400 bash test/gpu/run_h200.sh env wheels cuda-build \
+#     confs-regen confs-install suites gpu-tests
+# Never wait for a background stage with `pgrep -f <this script's name>` from the
+# command line: the pattern matches the command's own shell.
+#
+# Environment: OUT (results folder; default build/h200/out), H200_PACK (1: pack
+# $OUT into h200.tgz at the end, also when stopped by TERM), H200_PYTHON
 # (python3), H200_USE_REGENERATED_CONFS (1), H200_CPU_SUITE_ARGS
 # (--ignore=test/torch/test_opinfo.py), H200_OPINFO_LIMIT (seconds, 540),
 # H200_OPINFO_ARGS, H200_BENCH_JOBS (tools.bench.gpu's default),
@@ -221,6 +230,18 @@ stage_opinfo() {
   pytest_stage opinfo_cuda test/torch/test_opinfo.py ${H200_OPINFO_ARGS:-}
 }
 
+# torch-suite and opinfo side by side (16 host cores, one GPU): the two
+# longest stages in one command's time.
+stage_suites() {
+  local op rc=0
+  stage_opinfo >/dev/null 2>&1 &
+  op=$!
+  stage_torch_suite || rc=1
+  wait "$op" || rc=1
+  tail -n 3 "$OUT/opinfo_cuda.txt"
+  return "$rc"
+}
+
 stage_gpu_tests() {
   pytest_stage gpu_tests test/gpu
 }
@@ -235,7 +256,7 @@ stage_bench() {
 
 export -f stage_env install_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
-  stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_gpu_tests stage_bench
+  stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench
 
 # name|number|limit (s)|function|main output file|stage it needs
 STAGES=(
@@ -249,6 +270,7 @@ STAGES=(
   "conformance|4|240|stage_conformance|conformance_cuda.txt|cuda-build"
   "torch-suite|5|420|stage_torch_suite|torch_suite_cuda.txt|cuda-build"
   "opinfo|6|${H200_OPINFO_LIMIT:-540}|stage_opinfo|opinfo_cuda.txt|cuda-build"
+  "suites|56|${H200_OPINFO_LIMIT:-540}|stage_suites|torch_suite_cuda.txt|cuda-build"
   "gpu-tests|7|300|stage_gpu_tests|gpu_tests.txt|cuda-build"
   "bench|8|540|stage_bench|bench_gpu.txt|cuda-build"
 )
@@ -269,7 +291,7 @@ summary() {
   } | tee "$OUT/summary.txt"
 }
 trap summary EXIT
-trap 'exit 143' TERM
+trap 'pack; exit 143' TERM
 trap 'exit 130' INT
 
 run_stage() {
@@ -315,7 +337,19 @@ for arg in "${REQUESTED[@]}"; do
   done
 done
 
+# H200_PACK=1: everything under $OUT in one h200.tgz beside summary.txt (the
+# device tool brings back at most 8 files per command).
+pack() {
+  [[ ${H200_PACK:-0} == 1 ]] || return 0
+  summary
+  trap - EXIT
+  tar czf /tmp/h200.tgz -C "$OUT" . && find "$OUT" -mindepth 1 ! -name summary.txt -delete &&
+    mv /tmp/h200.tgz "$OUT/"
+}
+
+status=0
 for name in "${ORDER[@]}"; do
-  [[ ${RESULT[$name]} == ok ]] || exit 1
+  [[ ${RESULT[$name]} == ok ]] || status=1
 done
-exit 0
+pack
+exit "$status"
