@@ -112,7 +112,7 @@ bool record_host_use(const void* ptr, const c10::Stream& stream) {
   // CUDA's allocator finds the block by its base address: false for a
   // pointer inside a block (the caller then waits for the copy).
   return torch_cuda_host_allocator()->record_event(
-      const_cast<void*>(ptr), nullptr, as_cuda_stream(stream.device_index(), native(stream)));
+      const_cast<void*>(ptr), nullptr, as_cuda_stream(stream));
 }
 
 }  // namespace flagos::device

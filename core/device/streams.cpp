@@ -21,6 +21,11 @@ struct DeviceStreams {
   std::once_flag once[kStreamsPerDevice];
   flagos_stream_t handles[kStreamsPerDevice] = {};
   std::atomic<uint32_t> next[2] = {0, 0};
+  // CUDA-ABI plugins: each stream's cudaStream_t as a c10 CUDA stream id,
+  // asked of the plugin once (the core's streams live as long as the process).
+  std::once_flag cuda_once[kStreamsPerDevice];
+  c10::StreamId cuda_ids[kStreamsPerDevice] = {};
+  c10::DeviceIndex cuda_index = -1;
 };
 
 std::vector<std::unique_ptr<DeviceStreams>>& table() {
@@ -111,15 +116,22 @@ c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority) {
 
 void init_torch_cuda() { at::globalContext().lazyInitDevice(c10::kCUDA); }
 
-c10::Stream as_cuda_stream(c10::DeviceIndex device, flagos_stream_t native) {
-  init_torch_cuda();
-  const auto& plugin = active_plugin();
-  if (!plugin.api().stream_native_handle)
-    throw Error("plugin '" + plugin.name() + "' has no stream_native_handle: CUDA interop needs its cudaStream_t");
-  void* handle = nullptr;
-  plugin.check(plugin.api().stream_native_handle(native, &handle), "stream_native_handle");
-  const auto cuda = static_cast<c10::DeviceIndex>(properties(device).interop_device_index);
-  return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::kCUDA, cuda), reinterpret_cast<c10::StreamId>(handle));
+c10::Stream as_cuda_stream(const c10::Stream& stream) {
+  const c10::DeviceIndex device = stream.device_index();
+  const c10::StreamId id = stream.id();
+  flagos_stream_t flagos = handle(device, id);  // validates the id, creates the stream
+  DeviceStreams& s = streams_of(device);
+  std::call_once(s.cuda_once[id], [&] {
+    init_torch_cuda();
+    const auto& plugin = active_plugin();
+    if (!plugin.api().stream_native_handle)
+      throw Error("plugin '" + plugin.name() + "' has no stream_native_handle: CUDA interop needs its cudaStream_t");
+    void* cuda_stream = nullptr;
+    plugin.check(plugin.api().stream_native_handle(flagos, &cuda_stream), "stream_native_handle");
+    s.cuda_ids[id] = reinterpret_cast<c10::StreamId>(cuda_stream);
+    s.cuda_index = static_cast<c10::DeviceIndex>(properties(device).interop_device_index);
+  });
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::kCUDA, s.cuda_index), s.cuda_ids[id]);
 }
 
 }  // namespace flagos::device

@@ -29,11 +29,12 @@ c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority);
 
 // Convenience for kernels: the current plugin stream of `device`.
 // On CUDA-ABI plugins: the c10 CUDA stream that is the same cudaStream_t as
-// flagos stream `native` of `device` (an external CUDA stream, whose c10 id
-// is the handle: c10/cuda/CUDAStream). Throws for plugins without
-// stream_native_handle.
-// Also initialises torch's own CUDA (see init_torch_cuda) on first use.
-c10::Stream as_cuda_stream(c10::DeviceIndex device, flagos_stream_t native);
+// flagos stream `stream` (an external CUDA stream, whose c10 id is the
+// handle: c10/cuda/CUDAStream). The handle is asked of the plugin once per
+// stream (the core's streams live as long as the process); the first call
+// also initialises torch's own CUDA (init_torch_cuda). Throws for plugins
+// without stream_native_handle.
+c10::Stream as_cuda_stream(const c10::Stream& stream);
 
 // Initialises torch's CUDA runtime state (its caching allocator, per-device
 // streams) once, as torch.cuda's lazy init would: kernels boxed to CUDA and

@@ -122,7 +122,7 @@ class CudaStreamScope {
  public:
   explicit CudaStreamScope(c10::DeviceIndex device)
       : impl_(c10::impl::getDeviceGuardImpl(c10::kCUDA)),
-        previous_(impl_->exchangeStream(device::as_cuda_stream(device, device::current_native(device)))) {}
+        previous_(impl_->exchangeStream(device::as_cuda_stream(device::current_stream(device)))) {}
   ~CudaStreamScope() { impl_->exchangeStream(*previous_); }
 
  private:
