@@ -70,3 +70,29 @@ def test_side_stream_work_does_not_hold_up_the_current_stream(device, full_fp32)
     side_done.synchronize()
     assert x.cpu().tolist() == [2.0] * 4
     torch.testing.assert_close(b[:2, :2].cpu(), (a[:2].cpu() @ a[:, :2].cpu()), rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.parametrize("convert", [
+    pytest.param(lambda x: x.to(torch.bfloat16), id="dtype"),
+    pytest.param(lambda x: x.t().contiguous(), id="layout"),
+    pytest.param(lambda x: torch.empty_like(x, dtype=torch.float16).copy_(x), id="copy_"),
+])
+def test_same_device_conversions_stay_on_the_device(convert):
+    """Autocast casts and .contiguous() are same-device copies with a dtype or
+    layout change: they must run as device kernels queued on the current
+    stream (returning at once while the stream is busy), not as a host round
+    trip that waits for the stream."""
+    if not torch_fl._C._testing_has_delay():
+        pytest.skip("the plugin has no testing extension (stream_enqueue_delay)")
+    import time
+
+    x = torch.randn(512, 256, device="flagos")
+    expected = convert(x.cpu())
+    F.synchronize()
+    torch_fl._C._testing_enqueue_delay(F.current_stream(), 300_000)
+    start = time.perf_counter()
+    y = convert(x)
+    took = time.perf_counter() - start
+    assert took < 0.15, f"the conversion waited {took:.3f} s for the stream"
+    assert y.device.type == "flagos"
+    torch.testing.assert_close(y.cpu(), expected)
