@@ -13,7 +13,7 @@ def test_forked_child_of_an_initialised_parent_is_poisoned(run_flagos):
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            lines = []
+            lines = []  # every use below catches its error: the child ends in os._exit
             for name, use in (("tensor", lambda: torch.ones(1, device="flagos")),
                               ("current_device", torch.flagos.current_device),
                               ("to", lambda: torch.ones(1).to("flagos"))):
@@ -72,7 +72,13 @@ def test_fork_before_initialisation_is_fine(run_flagos):
         assert not torch.flagos.is_initialized()
         pid = os.fork()
         if pid == 0:
-            ok = (torch.arange(3.0, device="flagos") * 2).cpu().tolist() == [0.0, 2.0, 4.0]
+            # The child always leaves through os._exit: an error is reported
+            # by its status, never by a forked interpreter's shutdown.
+            try:
+                ok = (torch.arange(3.0, device="flagos") * 2).cpu().tolist() == [0.0, 2.0, 4.0]
+            except BaseException as exc:
+                os.write(2, ("child: " + repr(exc) + "\\n").encode())
+                ok = False
             os._exit(0 if ok else 3)
         _, status = os.waitpid(pid, 0)
         print("child status", os.waitstatus_to_exitcode(status))
