@@ -179,6 +179,22 @@ TEST_CASE("[conf] torch: a conf generated for another torch skips the ops it can
   CHECK_THROWS_WITH(resolve(conf, {}, catalog), StartsWith("[flagos] routing conf /confs/test.toml:11: "));
 }
 
+TEST_CASE("[conf] torch: entries keep their own file's tag through an include", "[routing][table]") {
+  FakeCatalog catalog;
+  // A hand-written conf (no tag) including a shipped one generated for 2.11.
+  Conf conf = conf_of({{"add.Tensor", RouteKind::CpuBoxing}});
+  conf.entries.push_back({"gone.a", RouteKind::CpuBoxing, "/confs/host.toml", 7, "2.11.0"});
+  Resolution res = resolve(conf, {}, catalog);
+  CHECK(res.routes.size() == 1);
+  CHECK(res.details == std::vector<std::string>{
+                           "routing conf /confs/test.toml was generated for torch 2.11.0; 1 of its operators cannot "
+                           "be routed in torch 2.13.0+cpu and are skipped (gone.a)"});
+  // The hand-written file's own unknown op is still an error.
+  conf.entries.push_back({"gone.b", RouteKind::CpuBoxing, "/confs/test.toml", 3, ""});
+  CHECK_THROWS_WITH(resolve(conf, {}, catalog),
+                    "[flagos] routing conf /confs/test.toml:3: 'gone.b': no such operator in torch 2.13.0+cpu");
+}
+
 TEST_CASE("FLAGOS_FORCE_BACKEND wins over FLAGOS_OP_ and the conf", "[routing][table]") {
   FakeCatalog catalog;
   Overrides ov;

@@ -34,9 +34,10 @@ RouteKind parse_kind(const std::string& value, bool upstream, const std::string&
   return *kind;
 }
 
-void add_entry(Conf& conf, const std::string& op, RouteKind kind, const std::string& file, int line) {
+void add_entry(Conf& conf, const std::string& op, RouteKind kind, const std::string& file, int line,
+               const std::string& torch = "") {
   if (!valid_op_name(op)) fail(file, line, "'" + op + "' is not an operator name (expected e.g. add.Tensor)");
-  conf.entries.push_back({op, kind, file, line});
+  conf.entries.push_back({op, kind, file, line, torch});
 }
 
 std::string resolve_include(const std::string& from, const std::string& target) {
@@ -96,6 +97,7 @@ void load_toml(Conf& conf, const std::string& path, int depth) {
   } catch (const toml::parse_error& e) {
     fail(path, static_cast<int>(e.source().begin.line), std::string(e.description()));
   }
+  std::string file_torch;  // this file's [conf] torch, for its own routes
   if (auto* meta = root["conf"].as_table()) {
     // Includes first, whatever the key order: the including file's [conf]
     // values (default, torch) and routes must win over the included ones.
@@ -113,7 +115,7 @@ void load_toml(Conf& conf, const std::string& path, int depth) {
         if (k == "platform") {
           if (depth == 0) conf.platform = *s;
         } else if (k == "torch") {
-          conf.torch = *s;
+          conf.torch = file_torch = *s;
         } else {
           conf.default_kind = parse_kind(*s, false, "default", path, line);
           conf.default_where = path + ":" + std::to_string(line);
@@ -137,7 +139,7 @@ void load_toml(Conf& conf, const std::string& path, int depth) {
       const int line = line_of(node);
       auto value = node.value<std::string>();
       if (!value) fail(path, line, "the route of '" + op + "' must be a string");
-      add_entry(conf, op, parse_kind(*value, false, op, path, line), path, line);
+      add_entry(conf, op, parse_kind(*value, false, op, path, line), path, line, file_torch);
     }
   }
 }

@@ -24,6 +24,9 @@ struct ConfEntry {
   RouteKind kind;
   std::string file;
   int line = 0;
+  // The `[conf] torch` of the file that lists the entry ("" when it names
+  // none): a shipped conf included by a hand-written one keeps its own tag.
+  std::string torch;
   std::string where() const { return file + ":" + std::to_string(line); }
 };
 
@@ -31,8 +34,10 @@ struct Conf {
   std::string path;      // the file loaded (absolute)
   std::string platform;  // [conf] platform; "" for line-format confs
   // [conf] torch: the torch version a generated conf was made from. Against
-  // another torch, operators that torch lacks are skipped (one note), not
-  // errors: a shipped conf outlives the exact torch it was generated with.
+  // another torch, operators that torch lacks are skipped (a detail, not an
+  // error): a shipped conf outlives the exact torch it was generated with.
+  // Each entry is judged by its own file's tag (ConfEntry::torch), else by
+  // this one.
   std::string torch;
   std::optional<RouteKind> default_kind;  // [conf] default; else cpu_fallback
   std::string default_where;

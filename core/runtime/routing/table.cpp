@@ -108,12 +108,19 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
 
   std::map<std::string, Route> table;
   const std::string installed = catalog.torch_version();
-  const bool other_torch = !conf.torch.empty() &&
-                           installed.substr(0, installed.find('+')) != conf.torch.substr(0, conf.torch.find('+'));
+  auto release = [](const std::string& v) { return v.substr(0, v.find('+')); };
+  // An entry from a conf generated for another torch (its file's tag, else
+  // the conf's) may name an op this torch lacks or cannot route.
+  auto other_torch = [&](const ConfEntry& e) {
+    const std::string& tag = e.torch.empty() ? conf.torch : e.torch;
+    return !tag.empty() && release(tag) != release(installed);
+  };
   std::vector<std::string> skipped;
+  std::string skipped_from;
   for (const ConfEntry& e : conf.entries) {
     if (std::string why = catalog.unroutable_reason(e.op); !why.empty()) {
-      if (other_torch) {  // the op is gone or changed kind in this torch
+      if (other_torch(e)) {  // the op is gone or changed kind in this torch
+        if (skipped.empty()) skipped_from = e.torch.empty() ? conf.torch : e.torch;
         skipped.push_back(e.op);
         continue;
       }
@@ -122,7 +129,7 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
     table[e.op] = Route{e.op, e.kind, "conf " + e.where(), "", true};
   }
   if (!skipped.empty())
-    res.details.push_back("routing conf " + conf.path + " was generated for torch " + conf.torch + "; " +
+    res.details.push_back("routing conf " + conf.path + " was generated for torch " + skipped_from + "; " +
                         std::to_string(skipped.size()) + " of its operators cannot be routed in torch " +
                         installed + " and are skipped (" + skipped.front() + (skipped.size() > 1 ? ", ..." : "") + ")");
   for (const auto& [op, value] : overrides.per_op) {
