@@ -95,8 +95,10 @@ def test_paths_and_strings_are_taken_verbatim(tmp_path):
 def test_flagos_log_unknown_entries_are_reported_once_per_process():
     value, lines = effective("FLAGOS_LOG", {"FLAGOS_LOG": "dispatch, verbose,op_cache,verbose"}, reads=3)
     assert value == ["dispatch", "op_cache"]
-    assert lines == ["[flagos] FLAGOS_LOG entry 'verbose' names none of dispatch, fallback, "
-                     "op_cache; ignoring it"]
+    # The dispatch channel is on: its own lines (e.g. a shipped conf generated
+    # for another torch) are not what this test counts.
+    assert [line for line in lines if not line.startswith("[flagos] dispatch:")] == [
+        "[flagos] FLAGOS_LOG entry 'verbose' names none of dispatch, fallback, op_cache; ignoring it"]
     assert effective("FLAGOS_LOG", {"FLAGOS_LOG": ""}) == ([], [])
 
 
