@@ -42,7 +42,7 @@ void RouteKernel::run(RouteKind kind, const c10::OperatorHandle& op, torch::jit:
       if (flaggems_on_cuda_) {
         // FlagGems' Triton kernels take CUDA tensors and launch on torch's
         // current CUDA stream: box the operands, as for the cuda route.
-        routes::run_boxed(routes::BoxingTarget::Cuda, op, plan_, stack,
+        routes::run_boxed(routes::BoxingTarget::Cuda, plan_, stack,
                           [&](torch::jit::Stack* s) { routes::call_python(route_.op, op, s); });
       } else {
         routes::call_python(route_.op, op, stack);

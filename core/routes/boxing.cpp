@@ -132,7 +132,7 @@ class CudaStreamScope {
 
 }  // namespace
 
-void run_boxed(BoxingTarget kind, const c10::OperatorHandle& op, const BoxingPlan& plan,
+void run_boxed(BoxingTarget kind, const BoxingPlan& plan,
                torch::jit::Stack* stack, c10::function_ref<void(torch::jit::Stack*)> invoke) {
   const size_t num_args = plan.generator_arg.size();
   c10::IValue* args = &*(stack->end() - num_args);
@@ -214,13 +214,13 @@ void boxed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& sr
 }
 
 void cpu_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack) {
-  run_boxed(BoxingTarget::Cpu, op, plan, stack, [&](torch::jit::Stack* s) {
+  run_boxed(BoxingTarget::Cpu, plan, stack, [&](torch::jit::Stack* s) {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), s);
   });
 }
 
 void cuda_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack) {
-  run_boxed(BoxingTarget::Cuda, op, plan, stack, [&](torch::jit::Stack* s) {
+  run_boxed(BoxingTarget::Cuda, plan, stack, [&](torch::jit::Stack* s) {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CUDA), s);
   });
 }

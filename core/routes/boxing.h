@@ -28,8 +28,8 @@ namespace flagos::routes {
 enum class BoxingTarget { Cpu, Cuda };
 
 // Boxes the stack's operands for `target`, runs `invoke` on it, unboxes.
-// `plan` is op's (boxing_plan.h).
-void run_boxed(BoxingTarget target, const c10::OperatorHandle& op, const BoxingPlan& plan,
+// `plan` is the called op's (boxing_plan.h).
+void run_boxed(BoxingTarget target, const BoxingPlan& plan,
                torch::jit::Stack* stack, c10::function_ref<void(torch::jit::Stack*)> invoke);
 
 // A view of flagos tensor `t` as a tensor of `target`'s device type (same
