@@ -4,8 +4,10 @@ the torch-level suite again on the strict host plugin (device memory is
 PROT_NONE outside plugin calls, so any direct dereference by the core
 crashes), and the OpInfo comparison with every operator on cpu_fallback (the
 installed default.toml, which routes nothing). Extra arguments go to every
-pytest run. Exit status is non-zero
-when anything failed or nothing ran."""
+pytest run, except `--jobs N` (default 1): run up to N suites at once, each
+one's output printed whole when it ends (the suites are independent
+processes; a machine with spare cores finishes in the time of the longest).
+Exit status is non-zero when anything failed or nothing ran."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,26 +59,75 @@ def cpu_fallback_env() -> dict[str, str]:
     return dict(os.environ, FLAGOS_PLUGIN="host", FLAGOS_BACKEND_CONFIG=os.path.join(confs, "default.toml"))
 
 
-def run_pytest(tmp: str, tag: str, path: str, env: dict[str, str] | None = None) -> tuple[int, int, int]:
-    xml = os.path.join(tmp, f"{tag}.xml")
-    subprocess.call([sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={xml}", path]
-                    + sys.argv[1:], cwd=ROOT, env=env)
-    return junit_counts(xml) if os.path.exists(xml) else (0, 1, 0)
+def pytest_command(xml: str, path: str, extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={xml}", path] + extra
+
+
+def split_jobs(argv: list[str]) -> tuple[int, list[str]]:
+    """(--jobs N, the arguments left for pytest)."""
+    jobs, rest, i = 1, [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--jobs" and i + 1 < len(argv):
+            jobs, i = int(argv[i + 1]), i + 2
+            continue
+        if arg.startswith("--jobs="):
+            jobs = int(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+        i += 1
+    return max(jobs, 1), rest
+
+
+def suites(tmp: str, extra: list[str]) -> list[tuple[str, list[str], dict[str, str] | None, str]]:
+    """(name, command, environment, JUnit file) of every suite, in report order."""
+    def pytest(tag, path, env=None):
+        xml = os.path.join(tmp, f"{tag}.xml")
+        return pytest_command(xml, path, extra), env, xml
+
+    ctest_xml = os.path.join(tmp, "ctest.xml")
+    plan = [("C++ (ctest)", (["ctest", "--test-dir", build_dir(), "--output-on-failure",
+                              "--output-junit", ctest_xml], None, ctest_xml)),
+            ("Python (pytest)", pytest("python", "test/python")),
+            ("Python torch-level", pytest("torch", "test/torch")),
+            ("Python torch-level (strict host)", pytest("torch_strict", "test/torch", strict_host_env())),
+            ("Python OpInfo (every op on cpu_fallback)",
+             pytest("opinfo_fallback", "test/torch/test_opinfo.py", cpu_fallback_env()))]
+    return [(name, cmd, env, xml) for name, (cmd, env, xml) in plan]
+
+
+def run_suites(plan, jobs: int, tmp: str) -> dict[str, tuple[int, int, int]]:
+    """Runs the plan, `jobs` at a time; (passed, failed, skipped) per suite
+    (a suite that wrote no JUnit file counts as one failure)."""
+    results = {}
+    if jobs == 1:  # output streams as it comes
+        for name, cmd, env, xml in plan:
+            subprocess.call(cmd, cwd=ROOT, env=env)
+            results[name] = junit_counts(xml) if os.path.exists(xml) else (0, 1, 0)
+        return results
+    pending, running = list(plan), []
+    while pending or running:
+        while pending and len(running) < jobs:
+            name, cmd, env, xml = pending.pop(0)
+            log = open(os.path.join(tmp, f"{len(pending)}.log"), "w+")  # noqa: SIM115 (closed below)
+            print(f"[run_all] started: {name}", flush=True)
+            running.append((name, xml, log, subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log,
+                                                              stderr=subprocess.STDOUT)))
+        time.sleep(0.5)
+        for entry in [r for r in running if r[3].poll() is not None]:
+            name, xml, log, _ = entry
+            running.remove(entry)
+            log.seek(0)
+            print(f"\n== {name} ==\n{log.read()}", flush=True)
+            log.close()
+            results[name] = junit_counts(xml) if os.path.exists(xml) else (0, 1, 0)
+    return {name: results[name] for name, *_ in plan}
 
 
 def main() -> int:
-    results = {}
+    jobs, extra = split_jobs(sys.argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
-        ctest_xml = os.path.join(tmp, "ctest.xml")
-        subprocess.call(["ctest", "--test-dir", build_dir(), "--output-on-failure",
-                         "--output-junit", ctest_xml], cwd=ROOT)
-        results["C++ (ctest)"] = junit_counts(ctest_xml) if os.path.exists(ctest_xml) else (0, 1, 0)
-        results["Python (pytest)"] = run_pytest(tmp, "python", "test/python")
-        results["Python torch-level"] = run_pytest(tmp, "torch", "test/torch")
-        results["Python torch-level (strict host)"] = run_pytest(tmp, "torch_strict", "test/torch",
-                                                                 strict_host_env())
-        results["Python OpInfo (every op on cpu_fallback)"] = run_pytest(
-            tmp, "opinfo_fallback", "test/torch/test_opinfo.py", cpu_fallback_env())
+        results = run_suites(suites(tmp, extra), jobs, tmp)
 
     print("\n== torch_fl test summary ==")
     width = max(len(name) for name in results)

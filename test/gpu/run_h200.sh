@@ -25,8 +25,8 @@
 # on the GPU machine may run 10 minutes, so split the run, e.g.
 #   bash test/gpu/run_h200.sh 0 1 2        (~7 min)
 #   bash test/gpu/run_h200.sh 3 4 5 7 8    (~7 min)
-#   bash test/gpu/run_h200.sh 6            (OpInfo: 3613 cases, 8.5 min on 2 CPU
-#                                           cores; cut at H200_OPINFO_LIMIT, after
+#   bash test/gpu/run_h200.sh 6            (OpInfo: 3613 cases in 4 shards side by
+#                                           side; cut at H200_OPINFO_LIMIT, after
 #                                           which pytest still writes its summary)
 # Later commands find the earlier builds in build/ (kept between commands on
 # a warm machine) and the state in build/h200/.
@@ -42,8 +42,8 @@
 # Environment: OUT (results folder; default build/h200/out), H200_PACK (1: pack
 # $OUT into h200.tgz at the end, also when stopped by TERM), H200_PYTHON
 # (python3), H200_USE_REGENERATED_CONFS (1), H200_CPU_SUITE_ARGS
-# (--ignore=test/torch/test_opinfo.py), H200_OPINFO_LIMIT (seconds, 540),
-# H200_OPINFO_ARGS, H200_BENCH_JOBS (tools.bench.gpu's default),
+# (--jobs 5: run_all's suites side by side), H200_OPINFO_LIMIT (seconds, 540),
+# H200_OPINFO_SHARDS (4 processes), H200_OPINFO_ARGS, H200_BENCH_JOBS (tools.bench.gpu's default),
 # H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU).
 
 set -uo pipefail
@@ -225,9 +225,29 @@ stage_torch_suite() {
   pytest_stage torch_suite_cuda test/torch --ignore=test/torch/test_opinfo.py ${H200_TORCH_SUITE_ARGS:-}
 }
 
+# OpInfo in H200_OPINFO_SHARDS processes side by side (--shard K/N, see
+# test/torch/conftest.py), each with its own text and XML; opinfo_cuda.txt
+# ends with their failures and the summed counts.
 stage_opinfo() {
-  # shellcheck disable=SC2086
-  pytest_stage opinfo_cuda test/torch/test_opinfo.py ${H200_OPINFO_ARGS:-}
+  local n=${H200_OPINFO_SHARDS:-4} k pids=()
+  for ((k = 1; k <= n; k++)); do
+    # shellcheck disable=SC2086
+    pytest_stage "opinfo_cuda_$k" test/torch/test_opinfo.py --shard "$k/$n" \
+      --stop-after $((${H200_OPINFO_LIMIT:-540} - 40)) ${H200_OPINFO_ARGS:-} >/dev/null 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"  # a shard cut by --stop-after exits 2: the counts decide
+  {
+    grep -h '^FAILED\|^ERROR' "$OUT"/opinfo_cuda_*.txt
+    "$PY" -c "
+import glob, sys
+sys.path.insert(0, 'test')
+from run_all import junit_counts
+counts = [junit_counts(x) for x in sorted(glob.glob(sys.argv[1] + '/opinfo_cuda_*.xml'))]
+print(f'{len(counts)} shards: {sum(c[0] for c in counts)} passed, {sum(c[1] for c in counts)} failed,'
+      f' {sum(c[2] for c in counts)} skipped')
+sys.exit(1 if not counts or any(c[1] for c in counts) or not any(c[0] for c in counts) else 0)" "$OUT"
+  } 2>&1 | tee -i "$OUT/opinfo_cuda.txt"
 }
 
 # torch-suite and opinfo side by side (16 host cores, one GPU): the two
