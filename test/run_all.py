@@ -6,7 +6,9 @@ crashes), and the OpInfo comparison with every operator on cpu_fallback (the
 installed default.toml, which routes nothing). Extra arguments go to every
 pytest run, except `--jobs N` (default 1): run up to N suites at once, each
 one's output printed whole when it ends (the suites are independent
-processes; a machine with spare cores finishes in the time of the longest).
+processes; a machine with spare cores finishes in the time of the longest),
+and `--shards N` (default 1): run each pytest suite as N processes, each a
+share of its tests (`--shard K/N`, test/conftest.py), counted together.
 Exit status is non-zero when anything failed or nothing ran."""
 
 from __future__ import annotations
@@ -63,47 +65,57 @@ def pytest_command(xml: str, path: str, extra: list[str]) -> list[str]:
     return [sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={xml}", path] + extra
 
 
-def split_jobs(argv: list[str]) -> tuple[int, list[str]]:
-    """(--jobs N, the arguments left for pytest)."""
-    jobs, rest, i = 1, [], 0
+def split_options(argv: list[str]) -> tuple[dict[str, int], list[str]]:
+    """({"jobs": N, "shards": N}, the arguments left for pytest)."""
+    options, rest, i = {"jobs": 1, "shards": 1}, [], 0
     while i < len(argv):
-        arg = argv[i]
-        if arg == "--jobs" and i + 1 < len(argv):
-            jobs, i = int(argv[i + 1]), i + 2
-            continue
-        if arg.startswith("--jobs="):
-            jobs = int(arg.split("=", 1)[1])
+        arg, value = argv[i], None
+        for name in options:
+            if arg == f"--{name}" and i + 1 < len(argv):
+                value, i = argv[i + 1], i + 1
+            elif arg.startswith(f"--{name}="):
+                value = arg.split("=", 1)[1]
+            if value is not None:
+                options[name] = max(int(value), 1)
+                break
         else:
             rest.append(arg)
         i += 1
-    return max(jobs, 1), rest
+    return options, rest
 
 
-def suites(tmp: str, extra: list[str]) -> list[tuple[str, list[str], dict[str, str] | None, str]]:
-    """(name, command, environment, JUnit file) of every suite, in report order."""
+def suites(tmp: str, extra: list[str], shards: int) -> list[tuple[str, list[str], dict[str, str] | None, str]]:
+    """(name, command, environment, JUnit file) of every process to run, in
+    report order; the shards of one suite share its name."""
     def pytest(tag, path, env=None):
-        xml = os.path.join(tmp, f"{tag}.xml")
-        return pytest_command(xml, path, extra), env, xml
+        return [(pytest_command(os.path.join(tmp, f"{tag}_{k}.xml"), path,
+                                extra + ([f"--shard={k}/{shards}"] if shards > 1 else [])),
+                 env, os.path.join(tmp, f"{tag}_{k}.xml")) for k in range(1, shards + 1)]
 
     ctest_xml = os.path.join(tmp, "ctest.xml")
-    plan = [("C++ (ctest)", (["ctest", "--test-dir", build_dir(), "--output-on-failure",
-                              "--output-junit", ctest_xml], None, ctest_xml)),
+    plan = [("C++ (ctest)", [(["ctest", "--test-dir", build_dir(), "--output-on-failure",
+                               "--output-junit", ctest_xml], None, ctest_xml)]),
             ("Python (pytest)", pytest("python", "test/python")),
             ("Python torch-level", pytest("torch", "test/torch")),
             ("Python torch-level (strict host)", pytest("torch_strict", "test/torch", strict_host_env())),
             ("Python OpInfo (every op on cpu_fallback)",
              pytest("opinfo_fallback", "test/torch/test_opinfo.py", cpu_fallback_env()))]
-    return [(name, cmd, env, xml) for name, (cmd, env, xml) in plan]
+    return [(name, cmd, env, xml) for name, runs in plan for cmd, env, xml in runs]
 
 
 def run_suites(plan, jobs: int, tmp: str) -> dict[str, tuple[int, int, int]]:
     """Runs the plan, `jobs` at a time; (passed, failed, skipped) per suite
-    (a suite that wrote no JUnit file counts as one failure)."""
-    results = {}
+    (a process that wrote no JUnit file counts as one failure)."""
+    results = {name: (0, 0, 0) for name, *_ in plan}
+
+    def count(name, xml):
+        got = junit_counts(xml) if os.path.exists(xml) else (0, 1, 0)
+        results[name] = tuple(a + b for a, b in zip(results[name], got))
+
     if jobs == 1:  # output streams as it comes
         for name, cmd, env, xml in plan:
             subprocess.call(cmd, cwd=ROOT, env=env)
-            results[name] = junit_counts(xml) if os.path.exists(xml) else (0, 1, 0)
+            count(name, xml)
         return results
     pending, running = list(plan), []
     while pending or running:
@@ -120,14 +132,14 @@ def run_suites(plan, jobs: int, tmp: str) -> dict[str, tuple[int, int, int]]:
             log.seek(0)
             print(f"\n== {name} ==\n{log.read()}", flush=True)
             log.close()
-            results[name] = junit_counts(xml) if os.path.exists(xml) else (0, 1, 0)
-    return {name: results[name] for name, *_ in plan}
+            count(name, xml)
+    return results
 
 
 def main() -> int:
-    jobs, extra = split_jobs(sys.argv[1:])
+    options, extra = split_options(sys.argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
-        results = run_suites(suites(tmp, extra), jobs, tmp)
+        results = run_suites(suites(tmp, extra, options["shards"]), options["jobs"], tmp)
 
     print("\n== torch_fl test summary ==")
     width = max(len(name) for name in results)

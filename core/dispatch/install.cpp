@@ -31,9 +31,15 @@ RouteKind next_route(const TorchCatalog& catalog, const std::string& op) {
   return RouteKind::Unrouted;
 }
 
-// Demotes routes this torch/build/plugin cannot serve; one note per cause.
-Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
-                   const std::string& conf_path, std::vector<std::string>& notes) {
+// Whether a stock dispatch key's kernels serve this route kind: what they
+// cover changes from one torch release to the next.
+bool stock_boxing(RouteKind kind) { return kind == RouteKind::CpuBoxing || kind == RouteKind::CudaBoxing; }
+
+// Demotes routes this torch/build/plugin cannot serve; one line per cause, a
+// note (or a detail, for a conf generated for another torch that lists ops
+// the stock kernels of this torch do not cover).
+Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog, const std::string& conf_path,
+                   std::vector<std::string>& notes, std::vector<std::string>& details) {
   Installed out;
   out.conf_path = conf_path;
   out.default_route = res.default_route;
@@ -44,16 +50,20 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
     out.default_route.kind = RouteKind::CpuFallback;
     out.default_route.why += ", demoted";
   }
-  std::map<std::string, std::vector<std::string>> demoted;  // cause -> ops
+  std::map<std::string, std::vector<std::string>> demoted, expected;  // cause -> ops
   for (Route r : res.routes) {
     if (r.kind != RouteKind::Unrouted && r.kind != RouteKind::CpuFallback) {
       std::string cause = catalog.unavailable_reason(r.kind);
-      if (cause.empty() && !catalog.implements(r.kind, r.op))
+      bool uncovered = false;
+      if (cause.empty() && !catalog.implements(r.kind, r.op)) {
         cause = std::string(routing::name(r.kind)) + " has no implementation of these ops here";
+        uncovered = true;
+      }
       if (!cause.empty()) {
         RouteKind next = next_route(catalog, r.op);
-        demoted[std::string(routing::name(r.kind)) + ": " + cause + "; they run as " +
-                std::string(routing::name(next))].push_back(r.op);
+        auto& by_cause = uncovered && r.other_torch && stock_boxing(r.kind) ? expected : demoted;
+        by_cause[std::string(routing::name(r.kind)) + ": " + cause + "; they run as " +
+                 std::string(routing::name(next))].push_back(r.op);
         r.why += ", demoted from " + std::string(routing::name(r.kind)) + ": " + cause;
         r.kind = next;
         if (next == RouteKind::Unrouted)
@@ -62,12 +72,16 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
     }
     out.routes.push_back(std::move(r));
   }
-  for (const auto& [cause, ops] : demoted) {
-    std::string sample;
-    for (size_t i = 0; i < ops.size() && i < 4; ++i) sample += (i ? ", " : "") + ops[i];
-    notes.push_back(std::to_string(ops.size()) + " routes to " + cause + " (" + sample +
-                    (ops.size() > 4 ? ", ..." : "") + ")");
-  }
+  auto report = [](const auto& by_cause, std::vector<std::string>& lines, const std::string& tail) {
+    for (const auto& [cause, ops] : by_cause) {
+      std::string sample;
+      for (size_t i = 0; i < ops.size() && i < 4; ++i) sample += (i ? ", " : "") + ops[i];
+      lines.push_back(std::to_string(ops.size()) + " routes to " + cause + " (" + sample +
+                      (ops.size() > 4 ? ", ..." : "") + ")" + tail);
+    }
+  };
+  report(demoted, notes, "");
+  report(expected, details, " [listed by a conf generated for another torch]");
   return out;
 }
 
@@ -91,7 +105,7 @@ Installed resolve_all(const InstallOptions& options, std::vector<std::string>& n
   routing::Resolution res = routing::resolve(conf, routing::overrides_from_env(), catalog);
   notes.insert(notes.end(), res.notes.begin(), res.notes.end());
   details = res.details;
-  return finalize(res, catalog, conf.path, notes);
+  return finalize(res, catalog, conf.path, notes, details);
 }
 
 }  // namespace

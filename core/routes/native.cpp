@@ -1,6 +1,7 @@
 #include "routes/native.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
 
 #include <algorithm>
 #include <mutex>
@@ -16,9 +17,26 @@
 namespace flagos::routes {
 namespace {
 
-// schema string -> kernel, for the active plugin's extension.
-const std::unordered_map<std::string, const flagos_kernel_t*>& plugin_kernels() {
-  static std::unordered_map<std::string, const flagos_kernel_t*> table;
+struct PluginKernel {
+  const flagos_kernel_t* kernel;
+  c10::FunctionSchema schema;  // the plugin's schema string, parsed
+};
+
+// Why a plugin kernel's schema cannot serve this torch ("" when it can).
+std::string schema_mismatch(const c10::FunctionSchema& declared) {
+  auto op = c10::Dispatcher::singleton().findSchema(declared.operator_name());
+  if (!op) return "this torch has no such operator";
+  if (!(op->schema() == declared)) return "this torch declares the operator differently";
+  return "";
+}
+
+// operator name -> kernel, for the active plugin's extension. Schemas are
+// compared parsed, not printed: printing every operator's schema to look it
+// up costs time and, under torch 2.11 on the GPU machine, crashed on
+// aten::diff.out. A kernel whose schema does not parse or does not match
+// this torch's is skipped with one warning (include/flagos/ext/kernels.h).
+const std::unordered_map<c10::OperatorName, PluginKernel>& plugin_kernels() {
+  static std::unordered_map<c10::OperatorName, PluginKernel> table;
   static std::once_flag once;
   std::call_once(once, [] {
     auto plugin = plugin::active();
@@ -29,7 +47,20 @@ const std::unordered_map<std::string, const flagos_kernel_t*>& plugin_kernels() 
     for (size_t i = 0; i < ext->num_kernels; ++i) {
       const flagos_kernel_t* k = ext->kernels[i];
       if (!k || !k->schema || !k->run) continue;
-      table.emplace(k->schema, k);
+      std::string why;
+      std::optional<c10::FunctionSchema> declared;
+      try {
+        declared = torch::jit::parseSchema(k->schema);
+        why = schema_mismatch(*declared);
+      } catch (const std::exception& e) {
+        why = std::string("it does not parse: ") + e.what();
+      }
+      if (!why.empty()) {
+        diag::warn("plugin " + plugin->name() + ": native kernel '" + k->schema + "' skipped: " + why);
+        continue;
+      }
+      auto name = declared->operator_name();
+      table.emplace(std::move(name), PluginKernel{k, std::move(*declared)});
     }
   });
   return table;
@@ -37,8 +68,8 @@ const std::unordered_map<std::string, const flagos_kernel_t*>& plugin_kernels() 
 
 const flagos_kernel_t* kernel_for(const c10::OperatorHandle& op) {
   const auto& table = plugin_kernels();
-  auto it = table.find(c10::toString(op.schema()));
-  return it == table.end() ? nullptr : it->second;
+  auto it = table.find(op.operator_name());
+  return it == table.end() ? nullptr : it->second.kernel;
 }
 
 bool is_out_variant(const c10::FunctionSchema& s) {
@@ -74,7 +105,7 @@ std::optional<c10::OperatorHandle> find_op(const std::string& qualified) {
 
 std::vector<std::string> plugin_kernel_schemas() {
   std::vector<std::string> out;
-  for (const auto& [schema, kernel] : plugin_kernels()) out.push_back(schema);
+  for (const auto& [name, k] : plugin_kernels()) out.emplace_back(k.kernel->schema);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -75,6 +75,17 @@ def fake_flag_gems(tmp_path) -> dict[str, str]:
     return {"PYTHONPATH": str(tmp_path / "fg")}
 
 
+@pytest.fixture
+def hidden_flag_gems(tmp_path) -> dict[str, str]:
+    """The env under which `import flag_gems` fails as if it were not
+    installed, also where a real FlagGems is (the GPU machine)."""
+    pkg = tmp_path / "hidden" / "flag_gems"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'flag_gems'\", name='flag_gems')\n")
+    return {"PYTHONPATH": str(tmp_path / "hidden")}
+
+
 # What each child prints: add on flagos against the CPU, and add.Tensor's route.
 ADD = """
     import json, torch, torch_fl
@@ -84,9 +95,10 @@ ADD = """
     out = {"same": same, "route": torch_fl.routes("add.Tensor")[0], "torch": torch.__version__}
     try:
         import flag_gems
-        out["calls"] = flag_gems.calls["add.Tensor"]
     except ImportError:
-        pass
+        flag_gems = None
+    if hasattr(flag_gems, "calls"):  # the tests' fake, not a real FlagGems
+        out["calls"] = flag_gems.calls["add.Tensor"]
     print(json.dumps(out))
 """
 
@@ -369,8 +381,8 @@ NOT_INSTALLED = "flag_gems is not installed (No module named 'flag_gems')"
     (True, {"FLAGOS_DISABLE_FLAGGEMS_PY": "1"}, 0, "cpu", DISABLED, "add.Tensor"),
     (False, {}, None, "cpu", NOT_INSTALLED, "add.Tensor"),
 ], ids=["registered", "disabled", "no-flag_gems"])
-def test_flaggems_route(fake_flag_gems, gems, env, calls, route, cause, demoted):
-    proc = run(ADD, FLAGOS_OP_add__Tensor="flaggems", **env, **(fake_flag_gems if gems else {}))
+def test_flaggems_route(fake_flag_gems, hidden_flag_gems, gems, env, calls, route, cause, demoted):
+    proc = run(ADD, FLAGOS_OP_add__Tensor="flaggems", **env, **(fake_flag_gems if gems else hidden_flag_gems))
     out = last_json(proc)
     assert out["same"]
     assert out.get("calls") == calls

@@ -10,12 +10,6 @@ Behaviour that needs another environment (FLAGOS_USE_CACHING_ALLOCATOR=0,
 the host plugin's memory_mb, fork) runs in a subprocess via `run_flagos`,
 which keeps this run's plugin options (so the strict run stays strict there).
 
-`--shard K/N` keeps every N-th test starting at the K-th (1-based), so N
-processes side by side run the suite once (the GPU script shards OpInfo).
-`--stop-after SECONDS` ends the session after the test running at that
-point, summary and JUnit file written (a background process in a script
-cannot be stopped by SIGINT: bash starts it with SIGINT ignored).
-
 Markers: `two_devices` skips where fewer than 2 flagos devices exist;
 `host_plugin` skips unless the active plugin is the host reference plugin.
 """
@@ -26,7 +20,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 import torch
@@ -52,35 +45,9 @@ if STRICT:
         f"FLAGOS_PLUGIN_OPTIONS asks for strict=1 but the active plugin has {PLUGIN['options']}")
 
 
-def pytest_addoption(parser):
-    parser.addoption("--shard", default=None, metavar="K/N",
-                     help="run the K-th of N interleaved shares of the collected tests")
-    parser.addoption("--stop-after", type=float, default=None, metavar="SECONDS",
-                     help="stop the session (summary written) once it has run this long")
-
-
-def _shard(config) -> tuple[int, int] | None:
-    text = config.getoption("--shard")
-    if not text:
-        return None
-    k, _, n = text.partition("/")
-    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
-        raise pytest.UsageError(f"[flagos] --shard {text!r}: expected K/N with 1 <= K <= N")
-    return int(k), int(n)
-
-
 def pytest_configure(config):
     config.addinivalue_line("markers", "two_devices: needs at least two flagos devices")
     config.addinivalue_line("markers", "host_plugin: needs the host reference plugin (options, testing hooks)")
-
-
-_STARTED = time.monotonic()
-
-
-def pytest_runtest_teardown(item):
-    limit = item.config.getoption("--stop-after")
-    if limit is not None and time.monotonic() - _STARTED > limit:
-        item.session.shouldstop = f"[flagos] --stop-after {limit:g} s reached"
 
 
 def pytest_report_header(config):
@@ -88,11 +55,6 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    shard = _shard(config)
-    if shard:
-        k, n = shard
-        config.hook.pytest_deselected(items=[t for i, t in enumerate(items) if i % n != k - 1])
-        items[:] = [t for i, t in enumerate(items) if i % n == k - 1]
     few = pytest.mark.skip(reason="needs two flagos devices")
     not_host = pytest.mark.skip(reason=f"needs the host plugin (active: {PLUGIN['name']})")
     for item in items:

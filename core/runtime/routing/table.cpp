@@ -126,7 +126,7 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
       }
       throw Error("routing conf " + e.where() + ": '" + e.op + "': " + why);
     }
-    table[e.op] = Route{e.op, e.kind, "conf " + e.where(), "", true};
+    table[e.op] = Route{e.op, e.kind, "conf " + e.where(), "", true, other_torch(e)};
   }
   if (!skipped.empty())
     res.details.push_back("routing conf " + conf.path + " was generated for torch " + skipped_from + "; " +
