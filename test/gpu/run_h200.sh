@@ -42,7 +42,7 @@
 # Environment: OUT (results folder; default build/h200/out), H200_PACK (1: pack
 # $OUT into h200.tgz at the end, also when stopped by TERM), H200_PYTHON
 # (python3), H200_USE_REGENERATED_CONFS (1), H200_CPU_SUITE_ARGS
-# (--jobs 17 --shards 4 --stop-after 420: run_all's suites in 4 shards each,
+# (--jobs 17 --shards 4 --stop-after 300: run_all's suites in 4 shards each,
 # side by side), H200_OPINFO_LIMIT (seconds, 540),
 # H200_OPINFO_SHARDS (4 processes), H200_OPINFO_ARGS, H200_BENCH_JOBS (tools.bench.gpu's default),
 # H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU).
@@ -140,7 +140,7 @@ stage_cpu_build() {
 
 stage_cpu_suite() {
   # shellcheck disable=SC2086  # the extra arguments are meant to split
-  FLAGOS_PLUGIN=host "$PY" test/run_all.py ${H200_CPU_SUITE_ARGS---ignore=test/torch/test_opinfo.py} 2>&1 |
+  FLAGOS_PLUGIN=host "$PY" test/run_all.py ${H200_CPU_SUITE_ARGS:---jobs 17 --shards 4 --stop-after 300} 2>&1 |
     tee -i "$OUT/cpu_suite.txt"
 }
 
