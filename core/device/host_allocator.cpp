@@ -4,6 +4,7 @@
 #include <ATen/core/CachingHostAllocator.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -82,10 +83,34 @@ bool ours(const void* ptr) {
   return c && ptr && c->is_pinned(ptr);
 }
 
-// On CUDA-ABI plugins under a CUDA torch, `pin_memory=True` factories take
-// CUDA's pinned allocator (ATen's GetCPUAllocatorMaybePinned asks CUDA before
-// PrivateUse1). One CUDA context serves both, so that memory is pinned for
-// flagos too; its stream uses are recorded in CUDA's host allocator.
+// Under a CUDA torch on a machine with a GPU, `pin_memory=True` factories
+// take CUDA's pinned allocator whatever the plugin (ATen's
+// GetCPUAllocatorMaybePinned asks CUDA before PrivateUse1). That memory is
+// page-locked host memory, so it counts as pinned for flagos too. Asking
+// CUDA about a pointer needs a CUDA context, which exists once CUDA's
+// allocator has handed out anything: without one, nothing is CUDA-pinned
+// and no context is created just to say so.
+bool cuda_has_context() {
+  static std::atomic<bool> seen{false};
+  if (seen.load(std::memory_order_relaxed)) return true;
+  static const bool has_cuda = at::globalContext().hasCUDA();
+  if (!has_cuda) return false;
+  const auto& hooks = at::detail::getCUDAHooks();
+  for (c10::DeviceIndex i = 0; i < hooks.deviceCount(); ++i)
+    if (hooks.hasPrimaryContext(i)) {
+      seen.store(true, std::memory_order_relaxed);
+      return true;
+    }
+  return false;
+}
+
+bool torch_cuda_pinned(const void* ptr) {
+  return ptr && cuda_has_context() && at::detail::getCUDAHooks().isPinnedPtr(ptr);
+}
+
+// CUDA's host allocator, where this plugin's streams are CUDA streams (a
+// CUDA-ABI plugin): then a use of its memory by a flagos copy can be
+// recorded there. Null otherwise.
 at::HostAllocator* torch_cuda_host_allocator() {
   static at::HostAllocator* const cuda = []() -> at::HostAllocator* {
     if (device_count() == 0 || !has_capability(0, FLAGOS_CAP_CUDA_ABI) || !at::globalContext().hasCUDA())
@@ -93,10 +118,6 @@ at::HostAllocator* torch_cuda_host_allocator() {
     return at::getHostAllocator(at::kCUDA);
   }();
   return cuda;
-}
-
-bool torch_cuda_pinned(const void* ptr) {
-  return ptr && torch_cuda_host_allocator() && at::detail::getCUDAHooks().isPinnedPtr(ptr);
 }
 
 }  // namespace
@@ -108,7 +129,7 @@ bool record_host_use(const void* ptr, const c10::Stream& stream) {
     cache().record_event(const_cast<void*>(ptr), native(stream), stream.device_index());
     return true;
   }
-  if (!torch_cuda_pinned(ptr)) return false;
+  if (!torch_cuda_host_allocator() || !torch_cuda_pinned(ptr)) return false;
   // CUDA's allocator finds the block by its base address: false for a
   // pointer inside a block (the caller then waits for the copy).
   return torch_cuda_host_allocator()->record_event(

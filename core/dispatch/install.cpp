@@ -35,9 +35,10 @@ RouteKind next_route(const TorchCatalog& catalog, const std::string& op) {
 // cover changes from one torch release to the next.
 bool stock_boxing(RouteKind kind) { return kind == RouteKind::CpuBoxing || kind == RouteKind::CudaBoxing; }
 
-// Demotes routes this torch/build/plugin cannot serve; one line per cause, a
-// note (or a detail, for a conf generated for another torch that lists ops
-// the stock kernels of this torch do not cover).
+// Demotes routes this torch/build/plugin cannot serve, one note per cause.
+// An op that a conf generated for another torch routes to a stock key whose
+// kernels this torch lacks is skipped instead (as if unlisted: what the stock
+// kernels cover changes between torch releases), one detail per route kind.
 Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog, const std::string& conf_path,
                    std::vector<std::string>& notes, std::vector<std::string>& details) {
   Installed out;
@@ -50,21 +51,22 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog, 
     out.default_route.kind = RouteKind::CpuFallback;
     out.default_route.why += ", demoted";
   }
-  std::map<std::string, std::vector<std::string>> demoted, expected;  // cause -> ops
+  std::map<std::string, std::vector<std::string>> demoted, skipped;  // cause -> ops
   for (Route r : res.routes) {
     if (r.kind != RouteKind::Unrouted && r.kind != RouteKind::CpuFallback) {
       std::string cause = catalog.unavailable_reason(r.kind);
-      bool uncovered = false;
+      const std::string kind(routing::name(r.kind));
       if (cause.empty() && !catalog.implements(r.kind, r.op)) {
-        cause = std::string(routing::name(r.kind)) + " has no implementation of these ops here";
-        uncovered = true;
+        if (r.other_torch && stock_boxing(r.kind)) {
+          skipped[kind].push_back(r.op);
+          continue;
+        }
+        cause = kind + " has no implementation of these ops here";
       }
       if (!cause.empty()) {
         RouteKind next = next_route(catalog, r.op);
-        auto& by_cause = uncovered && r.other_torch && stock_boxing(r.kind) ? expected : demoted;
-        by_cause[std::string(routing::name(r.kind)) + ": " + cause + "; they run as " +
-                 std::string(routing::name(next))].push_back(r.op);
-        r.why += ", demoted from " + std::string(routing::name(r.kind)) + ": " + cause;
+        demoted[kind + ": " + cause + "; they run as " + std::string(routing::name(next))].push_back(r.op);
+        r.why += ", demoted from " + kind + ": " + cause;
         r.kind = next;
         if (next == RouteKind::Unrouted)
           r.error = "aten::" + r.op + " cannot run on flagos here (" + r.why + ")";
@@ -72,16 +74,17 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog, 
     }
     out.routes.push_back(std::move(r));
   }
-  auto report = [](const auto& by_cause, std::vector<std::string>& lines, const std::string& tail) {
-    for (const auto& [cause, ops] : by_cause) {
-      std::string sample;
-      for (size_t i = 0; i < ops.size() && i < 4; ++i) sample += (i ? ", " : "") + ops[i];
-      lines.push_back(std::to_string(ops.size()) + " routes to " + cause + " (" + sample +
-                      (ops.size() > 4 ? ", ..." : "") + ")" + tail);
-    }
+  auto sample = [](const std::vector<std::string>& ops) {
+    std::string text;
+    for (size_t i = 0; i < ops.size() && i < 4; ++i) text += (i ? ", " : "") + ops[i];
+    return text + (ops.size() > 4 ? ", ..." : "");
   };
-  report(demoted, notes, "");
-  report(expected, details, " [listed by a conf generated for another torch]");
+  for (const auto& [cause, ops] : demoted)
+    notes.push_back(std::to_string(ops.size()) + " routes to " + cause + " (" + sample(ops) + ")");
+  for (const auto& [kind, ops] : skipped)
+    details.push_back("routing conf " + conf_path + ": " + std::to_string(ops.size()) + " ops it routes to " + kind +
+                      " (listed where the conf was generated for another torch) have no " + kind +
+                      " kernel in torch " + catalog.torch_version() + " and are skipped (" + sample(ops) + ")");
   return out;
 }
 
