@@ -9,6 +9,7 @@
 #include <set>
 
 #include "device/runtime.h"
+#include "routes/aten_op.h"
 #include "routes/native.h"
 #include "routes/python_route.h"
 
@@ -18,11 +19,7 @@ namespace {
 using routing::RouteKind;
 using c10::DispatchKey;
 
-std::optional<c10::OperatorHandle> find_op(const std::string& op) {
-  auto dot = op.find('.');
-  return c10::Dispatcher::singleton().findSchema(
-      {"aten::" + op.substr(0, dot), dot == std::string::npos ? "" : op.substr(dot + 1)});
-}
+using routes::find_aten_op;
 
 std::set<std::string>& builtin() {
   static std::set<std::string> names;
@@ -70,7 +67,7 @@ TorchCatalog::TorchCatalog(CatalogOptions options) : options_(std::move(options)
 }
 
 std::string TorchCatalog::unroutable_reason(const std::string& op) const {
-  auto h = find_op(op);
+  auto h = find_aten_op(op);
   if (!h) return "no such operator in torch " + options_.torch_version;
   if (builtin().count(op)) return "implemented by the torch_fl core itself (core/aten); not routable";
   if (h->hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd))
@@ -96,7 +93,7 @@ std::string TorchCatalog::unroutable_reason(const std::string& op) const {
 }
 
 bool TorchCatalog::implements(RouteKind kind, const std::string& op) const {
-  auto h = find_op(op);
+  auto h = find_aten_op(op);
   if (!h) return false;
   switch (kind) {
     case RouteKind::CpuBoxing:

@@ -12,6 +12,7 @@
 #include "dispatch/catalog.h"
 #include "dispatch/route_kernel.h"
 #include "error.h"
+#include "routes/aten_op.h"
 #include "routes/host_allocation.h"
 #include "routes/native.h"
 
@@ -129,9 +130,8 @@ const Installed& install(const InstallOptions& options) {
     if (r.kind == RouteKind::CpuBoxing) routes::install_cpu_allocator_redirect();
     std::optional<routes::NativeKernel> native;
     if (r.kind == RouteKind::Native) native = routes::find_native(r.op);
-    const auto dot = r.op.find('.');
-    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
-        ("aten::" + r.op.substr(0, dot)).c_str(), dot == std::string::npos ? "" : r.op.c_str() + dot + 1);
+    // resolve() admitted only operators this torch declares.
+    const c10::OperatorHandle op = routes::find_aten_op(r.op).value();
     lib->impl(r.op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
                                 std::make_unique<RouteKernel>(op, r, native, next_route(catalog, r.op))));
   };

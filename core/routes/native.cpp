@@ -11,6 +11,7 @@
 #include "device/runtime.h"
 #include "device/streams.h"
 #include "diag/log.h"
+#include "routes/aten_op.h"
 #include "routes/boxed_args.h"
 #include "routes/native_args.h"
 
@@ -94,13 +95,6 @@ bool extends(const c10::FunctionSchema& out, const c10::FunctionSchema& base) {
   return true;
 }
 
-std::optional<c10::OperatorHandle> find_op(const std::string& qualified) {
-  auto dot = qualified.find('.');
-  c10::OperatorName name("aten::" + qualified.substr(0, dot),
-                         dot == std::string::npos ? "" : qualified.substr(dot + 1));
-  return c10::Dispatcher::singleton().findSchema(name);
-}
-
 }  // namespace
 
 std::vector<std::string> plugin_kernel_schemas() {
@@ -112,7 +106,7 @@ std::vector<std::string> plugin_kernel_schemas() {
 
 std::optional<NativeKernel> find_native(const std::string& op_name) {
   if (plugin_kernels().empty()) return std::nullopt;
-  auto op = find_op(op_name);
+  auto op = find_aten_op(op_name);
   if (!op) return std::nullopt;
   const c10::FunctionSchema& schema = op->schema();
   if (is_out_variant(schema)) {
@@ -123,12 +117,12 @@ std::optional<NativeKernel> find_native(const std::string& op_name) {
   std::string base = schema.name().substr(6);  // drop "aten::"
   const bool inplace = base.size() > 1 && base.back() == '_' && base.compare(0, 2, "__") != 0;
   if (inplace) base.pop_back();
-  for (const auto& candidate : c10::Dispatcher::singleton().getAllOpNames()) {
-    if (candidate.name != "aten::" + base) continue;
+  const std::string out_name = "aten::" + base;
+  for (const auto& [candidate, entry] : plugin_kernels()) {  // a few kernels, not every operator
+    if (candidate.name != out_name) continue;
     auto handle = c10::Dispatcher::singleton().findSchema(candidate);
     if (!handle || !is_out_variant(handle->schema())) continue;
-    const flagos_kernel_t* k = kernel_for(*handle);
-    if (!k) continue;
+    const flagos_kernel_t* k = entry.kernel;
     if (inplace) {
       // self plays out: the in-place arguments are the out op's non-out ones.
       const auto& out_args = handle->schema().arguments();
