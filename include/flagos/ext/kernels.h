@@ -4,8 +4,12 @@
  * A plugin lists kernels keyed by the FULL ATen schema string of an out=
  * overload, e.g.
  *   "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
- * The core registers a kernel only when the string equals the installed
- * torch's schema exactly; a mismatch is skipped with one warning. Only out=
+ * The core parses the string and registers the kernel only when it declares
+ * the installed torch's operator exactly (same name, overload, arguments,
+ * defaults, alias annotations and returns); a string that does not parse, or
+ * names an operator this torch lacks or declares differently, is skipped
+ * with one "[flagos] plugin <name>: native kernel '<schema>' skipped: <why>"
+ * warning at the first native-route lookup. Only out=
  * variants exist here: the core infers shapes, allocates every output and
  * derives the functional and in-place forms from the out= kernel.
  *
