@@ -142,8 +142,9 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan,
 
   // Written arguments and the returns that are them come back as the
   // caller's own flagos tensors.
-  c10::SmallVector<c10::IValue, 8> originals;
-  if (plan.keeps_originals) originals.assign(args, args + num_args);
+  // Only the written arguments are needed again (each copy is a refcount).
+  c10::SmallVector<c10::IValue, 8> originals(plan.keeps_originals ? num_args : 0);
+  for (int16_t i : plan.written) originals[i] = args[i];
   Aliases aliases;
   auto box = [&](const at::Tensor& t) {
     if (!is_flagos(t)) return t;
