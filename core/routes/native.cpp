@@ -54,7 +54,10 @@ const std::unordered_map<c10::OperatorName, PluginKernel>& plugin_kernels() {
         declared = torch::jit::parseSchema(k->schema);
         why = schema_mismatch(*declared);
       } catch (const std::exception& e) {
-        why = std::string("it does not parse: ") + e.what();
+        std::string what = e.what();  // the parser's report: its first line, without "here:"
+        what = what.substr(0, what.find('\n'));
+        if (const auto at = what.rfind(" here:"); at != std::string::npos && at + 6 == what.size()) what.resize(at);
+        why = "it does not parse (" + what + ")";
       }
       if (!why.empty()) {
         diag::warn("plugin " + plugin->name() + ": native kernel '" + k->schema + "' skipped: " + why);

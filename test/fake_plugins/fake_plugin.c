@@ -11,6 +11,8 @@
  *   FAKE_NO_ENTRY       exports a differently named symbol
  *   FAKE_FUTURE_MINOR   claims a newer minor with a larger table
  *   FAKE_MISSING_DEP    needs a vendor runtime library that is not on the path
+ *   FAKE_STALE_KERNELS  a kernels extension whose schemas are one good, one
+ *                       written for another torch, one unknown, one unparsable
  */
 #include <string.h>
 
@@ -66,6 +68,21 @@ static flagos_status_t event_record(flagos_event_t e, flagos_stream_t s) { (void
 
 static flagos_plugin_api_t g_api;
 
+#ifdef FAKE_STALE_KERNELS
+static flagos_status_t kernel_run(const flagos_kernel_call_t* call) { (void)call; return unsupported(); }
+#define FAKE_KERNEL(schema) {sizeof(flagos_kernel_t), schema, kernel_run}
+static const flagos_kernel_t g_good = FAKE_KERNEL(
+    "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+static const flagos_kernel_t g_stale = FAKE_KERNEL(  /* add.out without its alpha */
+    "aten::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+static const flagos_kernel_t g_unknown = FAKE_KERNEL(
+    "aten::no_such_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+static const flagos_kernel_t g_garbled = FAKE_KERNEL("aten::sub.out(Tensor self");
+static const flagos_kernel_t* const g_kernels[] = {&g_good, &g_stale, &g_unknown, &g_garbled};
+static const flagos_kernels_ext_t g_kernels_ext = {
+    {sizeof(flagos_kernels_ext_t), FLAGOS_EXTENSION_KERNELS, FLAGOS_KERNELS_EXT_VERSION, NULL}, 4, g_kernels};
+#endif
+
 #ifndef FAKE_NAME
 #define FAKE_NAME "fake"
 #endif
@@ -105,6 +122,8 @@ static void fill_table(void) {
   g_api.struct_size = FLAGOS_STRUCT_SIZE(flagos_plugin_api_t, memcpy_sync);
 #elif defined(FAKE_NULL_REQUIRED)
   g_api.mem_alloc = NULL;
+#elif defined(FAKE_STALE_KERNELS)
+  g_api.extensions = &g_kernels_ext.base;
 #elif defined(FAKE_FUTURE_MINOR)
   /* A plugin from a future 1.7 whose table grew by appended members: the
    * core must accept it and use only what it knows. */

@@ -336,6 +336,32 @@ def test_conf_default_routes_the_ops_the_conf_does_not_list(tmp_path, default):
 
 # -- the native route --------------------------------------------------------------------
 
+def test_plugin_kernels_serve_only_operators_this_torch_declares_alike(fake_plugin, tmp_path):
+    """A native kernel serves an operator only when its schema declares it as
+    this torch does (the out= kernel then also serves the functional and
+    in-place forms); any other is skipped with one warning naming it and why."""
+    conf = tmp_path / "empty.toml"
+    conf.write_text("[conf]\n")
+    code = """
+        import json, torch_fl
+        from torch_fl import _C
+        ops = ("mul.out", "mul.Tensor", "mul_.Tensor", "add.out", "add.Tensor", "sub.out")
+        print(json.dumps({op: _C._native_serves(op) for op in ops}))
+    """
+    proc = run_python(code, env={"FLAGOS_PLUGIN": fake_plugin("stale_kernels"), "FLAGOS_BACKEND_CONFIG": str(conf)})
+    assert last_json(proc) == {"mul.out": True, "mul.Tensor": True, "mul_.Tensor": True,
+                               "add.out": False, "add.Tensor": False, "sub.out": False}
+    prefix = "[flagos] plugin fake_stale_kernels: native kernel "
+    lines = flagos_lines(proc.stderr)
+    assert lines[:2] == [
+        prefix + "'aten::add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)' skipped: "
+                 "this torch declares the operator differently",
+        prefix + "'aten::no_such_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)' skipped: "
+                 "this torch has no such operator"]
+    assert len(lines) == 3, lines
+    assert lines[2].startswith(prefix + "'aten::sub.out(Tensor self' skipped: it does not parse (")
+
+
 def test_native_route_matches_cpu_and_unsupported_dtypes_take_the_next_route(confs):
     code = """
         import json, torch, torch_fl
