@@ -140,8 +140,8 @@ stage_cpu_build() {
 
 stage_cpu_suite() {
   # shellcheck disable=SC2086  # the extra arguments are meant to split
-  FLAGOS_PLUGIN=host "$PY" test/run_all.py ${H200_CPU_SUITE_ARGS:---jobs 17 --shards 4 --stop-after 300} 2>&1 |
-    tee -i "$OUT/cpu_suite.txt"
+  FLAGOS_PLUGIN=host traced "$OUT/cpu_suite.txt" "$PY" test/run_all.py \
+    ${H200_CPU_SUITE_ARGS:---jobs 17 --shards 4 --stop-after 300}
 }
 
 stage_confs_regen() {
@@ -213,12 +213,28 @@ stage_conformance() {
   "$PY" -m torch_fl conformance cuda --json "$OUT/conformance_cuda.json" 2>&1 | tee -i "$OUT/conformance_cuda.txt"
 }
 
+# The crash tracer of the newest build (tools/segv_trace: native frames of a
+# segfault, this machine having no gdb), or nothing.
+segv_trace_lib() { ls -t "$ROOT"/build/*/out/lib/libsegv_trace.so 2>/dev/null | head -n 1; }
+
+# traced FILE CMD...: CMD with the crash tracer preloaded, output to FILE (and
+# the log); a crash's frames are then named from the unstripped build.
+traced() {
+  local file=$1 lib rc
+  shift
+  lib=$(segv_trace_lib)
+  LD_PRELOAD=$lib "$@" 2>&1 | tee -i "$file"
+  rc=${PIPESTATUS[0]}
+  [[ -n $lib ]] && "$PY" tools/segv_trace/symbolize.py "$file" "$(dirname "$lib")"
+  return "$rc"
+}
+
 # pytest_stage NAME ARGS...: pytest with JUnit XML; stopped by SIGINT at the
 # stage's limit, it still writes its summary and XML.
 pytest_stage() {
   local name=$1
   shift
-  "$PY" -m pytest -q -ra -p no:cacheprovider --junitxml="$OUT/$name.xml" "$@" 2>&1 | tee -i "$OUT/$name.txt"
+  traced "$OUT/$name.txt" "$PY" -m pytest -q -ra -p no:cacheprovider --junitxml="$OUT/$name.xml" "$@"
 }
 
 stage_torch_suite() {
@@ -275,7 +291,7 @@ stage_bench() {
   "$PY" -m tools.bench.gpu "${args[@]}" ${H200_BENCH_ARGS:-} 2>&1 | tee -i "$OUT/bench_gpu.txt"
 }
 
-export -f stage_env install_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite \
+export -f stage_env install_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
   stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench
 

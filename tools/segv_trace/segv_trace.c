@@ -1,0 +1,42 @@
+/*
+ * libsegv_trace.so — the native stack of a crash, where there is no gdb (the
+ * GPU machine): LD_PRELOAD it and a SIGSEGV, SIGBUS or SIGFPE prints
+ * "[segv_trace]" and the frames (glibc backtrace: "lib.so(+0xOFFSET)"; resolve
+ * with `addr2line -f -C -e lib.so 0xOFFSET` against the unstripped build
+ * under build/<tag>/out/lib) to stderr, then the signal's default action
+ * runs (the process still dies with it).
+ *
+ *   LD_PRELOAD=build/<tag>/out/lib/libsegv_trace.so python -m pytest ...
+ *
+ * Python's faulthandler (on under pytest) runs first, prints the Python
+ * frames, restores this handler and re-raises. Not async-signal-safe in
+ * theory (backtrace() may allocate on its first call, so it is called once at
+ * load); good enough for a process that is about to die.
+ */
+#define _GNU_SOURCE
+#include <execinfo.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static void on_fault(int sig) {
+  static const char head[] = "[segv_trace] native stack (most recent call first):\n";
+  void* frames[96];
+  int n = backtrace(frames, 96);
+  (void)!write(STDERR_FILENO, head, sizeof head - 1);
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+__attribute__((constructor)) static void install(void) {
+  void* warm[1];
+  backtrace(warm, 1); /* loads libgcc's unwinder now, not inside the handler */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_fault;
+  sa.sa_flags = SA_NODEFER;
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
+  sigaction(SIGFPE, &sa, NULL);
+}
