@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-from tools.bench import gpt2, timing, tiny_op
+from tools.bench import gpt2, op_profile, timing, tiny_op
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -137,7 +137,8 @@ def section_infer(native: str, dry: bool, repeats: int) -> tuple[list, list]:
     rows = [_timed(f"{name}, {length}-token forward, no grad", "ms", 1e3, fwd, native),
             _timed(f"{name}, greedy decoding of {length} tokens (KV cache)", "ms", 1e3, dec, native,
                    target=False)]
-    return rows, [_sdpa_note(native, torch.float32), f"forward: {census}"]
+    profiled = op_profile.compare_note(gpt2.forward(base, length, 1), native)
+    return rows, [_sdpa_note(native, torch.float32), f"forward: {census}", f"forward: {profiled}"]
 
 
 # The FlagGems operators of (e): how torch reaches each on flagos, and how the
