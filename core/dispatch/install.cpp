@@ -32,16 +32,9 @@ RouteKind next_route(const TorchCatalog& catalog, const std::string& op) {
   return RouteKind::Unrouted;
 }
 
-// Whether a stock dispatch key's kernels serve this route kind: what they
-// cover changes from one torch release to the next.
-bool stock_boxing(RouteKind kind) { return kind == RouteKind::CpuBoxing || kind == RouteKind::CudaBoxing; }
-
-// Demotes routes this torch/build/plugin cannot serve, one note per cause.
-// An op that a conf generated for another torch routes to a stock key whose
-// kernels this torch lacks is skipped instead (as if unlisted: what the stock
-// kernels cover changes between torch releases), one detail per route kind.
-Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog, const std::string& conf_path,
-                   std::vector<std::string>& notes, std::vector<std::string>& details) {
+// Demotes routes this torch/build/plugin cannot serve; one note per cause.
+Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
+                   const std::string& conf_path, std::vector<std::string>& notes) {
   Installed out;
   out.conf_path = conf_path;
   out.default_route = res.default_route;
@@ -52,18 +45,13 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog, 
     out.default_route.kind = RouteKind::CpuFallback;
     out.default_route.why += ", demoted";
   }
-  std::map<std::string, std::vector<std::string>> demoted, skipped;  // cause -> ops
+  std::map<std::string, std::vector<std::string>> demoted;  // cause -> ops
   for (Route r : res.routes) {
     if (r.kind != RouteKind::Unrouted && r.kind != RouteKind::CpuFallback) {
       std::string cause = catalog.unavailable_reason(r.kind);
       const std::string kind(routing::name(r.kind));
-      if (cause.empty() && !catalog.implements(r.kind, r.op)) {
-        if (r.other_torch && stock_boxing(r.kind)) {
-          skipped[kind].push_back(r.op);
-          continue;
-        }
+      if (cause.empty() && !catalog.implements(r.kind, r.op))
         cause = kind + " has no implementation of these ops here";
-      }
       if (!cause.empty()) {
         RouteKind next = next_route(catalog, r.op);
         demoted[kind + ": " + cause + "; they run as " + std::string(routing::name(next))].push_back(r.op);
@@ -75,17 +63,12 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog, 
     }
     out.routes.push_back(std::move(r));
   }
-  auto sample = [](const std::vector<std::string>& ops) {
-    std::string text;
-    for (size_t i = 0; i < ops.size() && i < 4; ++i) text += (i ? ", " : "") + ops[i];
-    return text + (ops.size() > 4 ? ", ..." : "");
-  };
-  for (const auto& [cause, ops] : demoted)
-    notes.push_back(std::to_string(ops.size()) + " routes to " + cause + " (" + sample(ops) + ")");
-  for (const auto& [kind, ops] : skipped)
-    details.push_back("routing conf " + conf_path + ": " + std::to_string(ops.size()) + " ops it routes to " + kind +
-                      " (listed where the conf was generated for another torch) have no " + kind +
-                      " kernel in torch " + catalog.torch_version() + " and are skipped (" + sample(ops) + ")");
+  for (const auto& [cause, ops] : demoted) {
+    std::string sample;
+    for (size_t i = 0; i < ops.size() && i < 4; ++i) sample += (i ? ", " : "") + ops[i];
+    notes.push_back(std::to_string(ops.size()) + " routes to " + cause + " (" + sample +
+                    (ops.size() > 4 ? ", ..." : "") + ")");
+  }
   return out;
 }
 
@@ -109,7 +92,7 @@ Installed resolve_all(const InstallOptions& options, std::vector<std::string>& n
   routing::Resolution res = routing::resolve(conf, routing::overrides_from_env(), catalog);
   notes.insert(notes.end(), res.notes.begin(), res.notes.end());
   details = res.details;
-  return finalize(res, catalog, conf.path, notes, details);
+  return finalize(res, catalog, conf.path, notes);
 }
 
 }  // namespace

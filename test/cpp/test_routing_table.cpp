@@ -21,13 +21,13 @@ namespace {
 // implement them, and which kinds cannot run at all here.
 struct FakeCatalog final : Catalog {
   std::string version = "2.13.0+cpu";
-  std::set<std::string> ops = {"add.Tensor", "add_.Tensor", "mm", "neg", "sub.Tensor", "linear"};
+  std::set<std::string> ops = {"add.Tensor", "add_.Tensor", "mm", "neg", "sub.Tensor", "linear", "cuda_only"};
   std::map<std::string, std::string> unroutable = {
       {"linear", "CompositeImplicitAutograd: it decomposes into other operators; route those instead"}};
   std::map<RouteKind, std::set<std::string>> impl = {
       {RouteKind::CpuBoxing, {"add.Tensor", "add_.Tensor", "mm", "neg", "sub.Tensor"}},
       {RouteKind::CpuFallback, {"add.Tensor", "add_.Tensor", "mm", "neg", "sub.Tensor"}},
-      {RouteKind::CudaBoxing, {"add.Tensor", "mm", "sub.Tensor"}},
+      {RouteKind::CudaBoxing, {"add.Tensor", "mm", "sub.Tensor", "cuda_only"}},
       {RouteKind::Native, {"add.Tensor", "mm"}},
       {RouteKind::FlagGems, {"add.Tensor"}},
   };
@@ -177,6 +177,30 @@ TEST_CASE("[conf] torch: a conf generated for another torch skips the ops it can
   // No torch recorded (a hand-written conf): an error too.
   conf.torch.clear();
   CHECK_THROWS_WITH(resolve(conf, {}, catalog), StartsWith("[flagos] routing conf /confs/test.toml:11: "));
+}
+
+TEST_CASE("[conf] torch: a conf for another torch routing an op to a stock kernel this torch lacks skips it",
+          "[routing][table]") {
+  FakeCatalog catalog;  // cuda_only: a CUDA kernel, no CPU one (as _scaled_mm_v2 in torch 2.11)
+  Conf conf = conf_of({{"add.Tensor", RouteKind::CpuBoxing}, {"cuda_only", RouteKind::CpuBoxing}});
+  conf.torch = "2.14.0";
+  Resolution res = resolve(conf, {}, catalog);
+  CHECK(res.routes.size() == 1);
+  CHECK(res.notes.empty());
+  CHECK(res.details == std::vector<std::string>{
+                           "routing conf /confs/test.toml was generated for torch 2.14.0; 1 of its operators cannot "
+                           "be routed in torch 2.13.0+cpu and are skipped (cuda_only)"});
+  // Only a stock key's coverage changes with the torch: a native route the
+  // plugin lacks stays listed (install demotes it, with a note), and so does
+  // a stock route this build cannot run at all.
+  conf.entries.push_back({"sub.Tensor", RouteKind::Native, conf.path, 30});
+  conf.entries.push_back({"neg", RouteKind::CudaBoxing, conf.path, 31});
+  res = resolve(conf, {}, catalog);
+  CHECK(route_of(res, "sub.Tensor").kind == RouteKind::Native);
+  CHECK(route_of(res, "neg").kind == RouteKind::CudaBoxing);
+  // The same torch: the route stays, for install to demote with a note.
+  conf.torch = "2.13.0";
+  CHECK(route_of(resolve(conf, {}, catalog), "cuda_only").kind == RouteKind::CpuBoxing);
 }
 
 TEST_CASE("[conf] torch: entries keep their own file's tag through an include", "[routing][table]") {

@@ -115,18 +115,24 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
     const std::string& tag = e.torch.empty() ? conf.torch : e.torch;
     return !tag.empty() && release(tag) != release(installed);
   };
+  // ... or route it to a stock key whose kernels this torch lacks for it
+  // (what CPU and CUDA cover changes between releases: torch 2.11 has no CPU
+  // _scaled_mm_v2). Such an op is skipped as if unlisted.
+  auto uncovered = [&](const ConfEntry& e) {
+    const bool stock = e.kind == RouteKind::CpuBoxing || e.kind == RouteKind::CudaBoxing;
+    return stock && catalog.unavailable_reason(e.kind).empty() && !catalog.implements(e.kind, e.op);
+  };
   std::vector<std::string> skipped;
   std::string skipped_from;
   for (const ConfEntry& e : conf.entries) {
-    if (std::string why = catalog.unroutable_reason(e.op); !why.empty()) {
-      if (other_torch(e)) {  // the op is gone or changed kind in this torch
-        if (skipped.empty()) skipped_from = e.torch.empty() ? conf.torch : e.torch;
-        skipped.push_back(e.op);
-        continue;
-      }
-      throw Error("routing conf " + e.where() + ": '" + e.op + "': " + why);
+    const std::string why = catalog.unroutable_reason(e.op);
+    if (other_torch(e) && (!why.empty() || uncovered(e))) {
+      if (skipped.empty()) skipped_from = e.torch.empty() ? conf.torch : e.torch;
+      skipped.push_back(e.op);
+      continue;
     }
-    table[e.op] = Route{e.op, e.kind, "conf " + e.where(), "", true, other_torch(e)};
+    if (!why.empty()) throw Error("routing conf " + e.where() + ": '" + e.op + "': " + why);
+    table[e.op] = Route{e.op, e.kind, "conf " + e.where(), "", true};
   }
   if (!skipped.empty())
     res.details.push_back("routing conf " + conf.path + " was generated for torch " + skipped_from + "; " +

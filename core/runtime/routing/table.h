@@ -43,9 +43,6 @@ struct Route {
   std::string why;          // "conf /x/host.toml:12", "FLAGOS_OP_add__Tensor", ...
   std::string error;        // for Unrouted: the message calling it raises
   bool listed = false;      // named by the conf or an override (else: default)
-  // Listed by a conf generated for another torch: that this torch has no
-  // stock kernel for it (e.g. no CPU kernel yet) is a detail, not a problem.
-  bool other_torch = false;
 };
 
 struct Overrides {
