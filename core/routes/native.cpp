@@ -18,11 +18,6 @@
 namespace flagos::routes {
 namespace {
 
-struct PluginKernel {
-  const flagos_kernel_t* kernel;
-  c10::FunctionSchema schema;  // the plugin's schema string, parsed
-};
-
 // Why a plugin kernel's schema cannot serve this torch ("" when it can).
 std::string schema_mismatch(const c10::FunctionSchema& declared) {
   auto op = c10::Dispatcher::singleton().findSchema(declared.operator_name());
@@ -36,8 +31,8 @@ std::string schema_mismatch(const c10::FunctionSchema& declared) {
 // up costs time and, under torch 2.11 on the GPU machine, crashed on
 // aten::diff.out. A kernel whose schema does not parse or does not match
 // this torch's is skipped with one warning (include/flagos/ext/kernels.h).
-const std::unordered_map<c10::OperatorName, PluginKernel>& plugin_kernels() {
-  static std::unordered_map<c10::OperatorName, PluginKernel> table;
+const std::unordered_map<c10::OperatorName, const flagos_kernel_t*>& plugin_kernels() {
+  static std::unordered_map<c10::OperatorName, const flagos_kernel_t*> table;
   static std::once_flag once;
   std::call_once(once, [] {
     auto plugin = plugin::active();
@@ -49,10 +44,11 @@ const std::unordered_map<c10::OperatorName, PluginKernel>& plugin_kernels() {
       const flagos_kernel_t* k = ext->kernels[i];
       if (!k || !k->schema || !k->run) continue;
       std::string why;
-      std::optional<c10::FunctionSchema> declared;
+      std::optional<c10::OperatorName> name;
       try {
-        declared = torch::jit::parseSchema(k->schema);
-        why = schema_mismatch(*declared);
+        const c10::FunctionSchema declared = torch::jit::parseSchema(k->schema);
+        why = schema_mismatch(declared);
+        name = declared.operator_name();
       } catch (const std::exception& e) {
         std::string what = e.what();  // the parser's report: its first line, without "here:"
         what = what.substr(0, what.find('\n'));
@@ -63,8 +59,7 @@ const std::unordered_map<c10::OperatorName, PluginKernel>& plugin_kernels() {
         diag::warn("plugin " + plugin->name() + ": native kernel '" + k->schema + "' skipped: " + why);
         continue;
       }
-      auto name = declared->operator_name();
-      table.emplace(std::move(name), PluginKernel{k, std::move(*declared)});
+      table.emplace(std::move(*name), k);
     }
   });
   return table;
@@ -73,7 +68,7 @@ const std::unordered_map<c10::OperatorName, PluginKernel>& plugin_kernels() {
 const flagos_kernel_t* kernel_for(const c10::OperatorHandle& op) {
   const auto& table = plugin_kernels();
   auto it = table.find(op.operator_name());
-  return it == table.end() ? nullptr : it->second.kernel;
+  return it == table.end() ? nullptr : it->second;
 }
 
 bool is_out_variant(const c10::FunctionSchema& s) {
@@ -102,7 +97,7 @@ bool extends(const c10::FunctionSchema& out, const c10::FunctionSchema& base) {
 
 std::vector<std::string> plugin_kernel_schemas() {
   std::vector<std::string> out;
-  for (const auto& [name, k] : plugin_kernels()) out.emplace_back(k.kernel->schema);
+  for (const auto& [name, kernel] : plugin_kernels()) out.emplace_back(kernel->schema);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -121,11 +116,10 @@ std::optional<NativeKernel> find_native(const std::string& op_name) {
   const bool inplace = base.size() > 1 && base.back() == '_' && base.compare(0, 2, "__") != 0;
   if (inplace) base.pop_back();
   const std::string out_name = "aten::" + base;
-  for (const auto& [candidate, entry] : plugin_kernels()) {  // a few kernels, not every operator
+  for (const auto& [candidate, k] : plugin_kernels()) {  // a few kernels, not every operator
     if (candidate.name != out_name) continue;
     auto handle = c10::Dispatcher::singleton().findSchema(candidate);
     if (!handle || !is_out_variant(handle->schema())) continue;
-    const flagos_kernel_t* k = entry.kernel;
     if (inplace) {
       // self plays out: the in-place arguments are the out op's non-out ones.
       const auto& out_args = handle->schema().arguments();
