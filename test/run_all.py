@@ -88,9 +88,12 @@ def suites(tmp: str, extra: list[str], shards: int) -> list[tuple[str, list[str]
     """(name, command, environment, JUnit file) of every process to run, in
     report order; the shards of one suite share its name."""
     def pytest(tag, path, env=None):
-        return [(pytest_command(os.path.join(tmp, f"{tag}_{k}.xml"), path,
-                                extra + ([f"--shard={k}/{shards}"] if shards > 1 else [])),
-                 env, os.path.join(tmp, f"{tag}_{k}.xml")) for k in range(1, shards + 1)]
+        runs = []
+        for k in range(1, shards + 1):
+            xml = os.path.join(tmp, f"{tag}_{k}.xml")
+            runs.append((pytest_command(xml, path, extra + ([f"--shard={k}/{shards}"] if shards > 1 else [])),
+                         env, xml))
+        return runs
 
     ctest_xml = os.path.join(tmp, "ctest.xml")
     plan = [("C++ (ctest)", [(["ctest", "--test-dir", build_dir(), "--output-on-failure",
@@ -121,7 +124,7 @@ def run_suites(plan, jobs: int, tmp: str) -> dict[str, tuple[int, int, int]]:
     while pending or running:
         while pending and len(running) < jobs:
             name, cmd, env, xml = pending.pop(0)
-            log = open(os.path.join(tmp, f"{len(pending)}.log"), "w+")  # noqa: SIM115 (closed below)
+            log = open(xml + ".log", "w+")  # noqa: SIM115 (closed below)
             print(f"[run_all] started: {name}", flush=True)
             running.append((name, xml, log, subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log,
                                                               stderr=subprocess.STDOUT)))
