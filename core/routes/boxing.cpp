@@ -70,6 +70,10 @@ at::Tensor flagos_over(c10::Storage storage, const at::Tensor& like) {
 // A result of the kernel becomes a flagos tensor.
 at::Tensor unbox(const at::Tensor& t, c10::DeviceIndex device, const Target& target, const Aliases& aliases) {
   if (!t.defined() || t.device().type() == c10::DeviceType::PrivateUse1) return t;
+  // A CUDA kernel's host result (the attention kernels' philox seed and
+  // offset) stays on the host, as on native CUDA: copying it over costs a
+  // transfer per call, and the backward kernel wants it on the host anyway.
+  if (target.kind == BoxingTarget::Cuda && t.device().is_cpu()) return t;
   for (const Alias& a : aliases)
     if (t.storage().unsafeGetStorageImpl() == a.storage) return flagos_over(a.flagos.storage(), t);
   const bool ours = target.kind == BoxingTarget::Cpu ? is_flagos_allocation(t.storage().data_ptr())
