@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -49,19 +50,21 @@ void check_index(int32_t device) {
 }
 
 const flagos_device_properties_t& properties(int32_t device) {
-  static std::mutex mutex;
-  static std::vector<std::unique_ptr<flagos_device_properties_t>> cache;
+  // Read on every routed call (capabilities, the CUDA ordinal): after a
+  // device's first query its properties are one atomic load away. They are
+  // kept for the process, like the plugin.
   check_index(device);
+  static std::vector<std::atomic<const flagos_device_properties_t*>> cache(device_count());
+  if (const auto* known = cache[device].load(std::memory_order_acquire)) return *known;
+  static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  if (cache.empty()) cache.resize(device_count());
-  if (!cache[device]) {
-    auto props = std::make_unique<flagos_device_properties_t>();
-    props->struct_size = sizeof(flagos_device_properties_t);
-    const auto& plugin = active_plugin();
-    plugin.check(plugin.api().get_device_properties(device, props.get()), "get_device_properties");
-    cache[device] = std::move(props);
-  }
-  return *cache[device];
+  if (const auto* known = cache[device].load(std::memory_order_relaxed)) return *known;
+  auto props = std::make_unique<flagos_device_properties_t>();
+  props->struct_size = sizeof(flagos_device_properties_t);
+  const auto& plugin = active_plugin();
+  plugin.check(plugin.api().get_device_properties(device, props.get()), "get_device_properties");
+  cache[device].store(props.get(), std::memory_order_release);
+  return *props.release();
 }
 
 bool has_capability(int32_t device, uint64_t cap) {
