@@ -20,6 +20,8 @@
 #   6 opinfo         pytest test/torch/test_opinfo.py on flagos/cuda -> opinfo_cuda.{txt,xml}
 #   7 gpu-tests      pytest test/gpu -> gpu_tests.{txt,xml}
 #   8 bench          python -m tools.bench.gpu -> bench_gpu.{json,md}
+#   9 host-profile   python -m tools.bench.host_profile: host time per call by
+#                    function, cuda vs flagos (a sampling profiler) -> host_profile.md
 #
 # A STAGE is a name or a number (a number runs all its stages). One command
 # on the GPU machine may run 10 minutes, so split the run, e.g.
@@ -45,7 +47,8 @@
 # (--jobs 17 --shards 4 --stop-after 300: run_all's suites in 4 shards each,
 # side by side), H200_OPINFO_LIMIT (seconds, 540),
 # H200_OPINFO_SHARDS (4 processes), H200_OPINFO_ARGS, H200_BENCH_JOBS (tools.bench.gpu's default),
-# H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU).
+# H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU),
+# H200_HOST_PROFILE_ARGS (e.g. --seconds 2).
 
 set -uo pipefail
 
@@ -291,9 +294,16 @@ stage_bench() {
   "$PY" -m tools.bench.gpu "${args[@]}" ${H200_BENCH_ARGS:-} 2>&1 | tee -i "$OUT/bench_gpu.txt"
 }
 
+stage_host_profile() {
+  # shellcheck disable=SC2086  # the extra arguments are meant to split
+  "$PY" -m tools.bench.host_profile --md "$OUT/host_profile.md" ${H200_HOST_PROFILE_ARGS:-} 2>&1 >/dev/null |
+    tee -i "$OUT/host_profile.txt"
+}
+
 export -f stage_env install_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
-  stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench
+  stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench \
+  stage_host_profile
 
 # name|number|limit (s)|function|main output file|stage it needs
 STAGES=(
@@ -310,6 +320,7 @@ STAGES=(
   "suites|56|${H200_OPINFO_LIMIT:-540}|stage_suites|torch_suite_cuda.txt|cuda-build"
   "gpu-tests|7|300|stage_gpu_tests|gpu_tests.txt|cuda-build"
   "bench|8|540|stage_bench|bench_gpu.txt|cuda-build"
+  "host-profile|9|240|stage_host_profile|host_profile.txt|cuda-build"
 )
 
 declare -A RESULT SECONDS_TAKEN NOTE

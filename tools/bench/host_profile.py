@@ -1,0 +1,96 @@
+"""python -m tools.bench.host_profile [--native cuda|cpu] [--seconds S] [--md PATH]
+
+Where the host time of one operator call goes, function by function, on the
+native device and on flagos (tools/prof_sample: a timer samples this thread's
+native stack). Per case: a loop of calls on each device, then a markdown
+table of the functions whose self time grew most on flagos and of those only
+flagos reaches. Explains the per-op overhead rows of tools.bench.gpu (a, d);
+the sampler costs both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import torch_fl  # noqa: F401  (the flagos device)
+from tools.prof_sample.sample import Sampler, compare
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cases():
+    """name -> (make(device) -> one call, calls per loop multiplier)."""
+    def add(device):
+        a, b = torch.ones(1, device=device), torch.ones(1, device=device)
+        return lambda: torch.add(a, b)
+
+    def addmm(device):  # GPT-2's attention projection at 32 tokens
+        bias, x, w = (torch.randn(s, device=device) for s in ((2304,), (32, 768), (768, 2304)))
+        return lambda: torch.addmm(bias, x, w)
+
+    def layer_norm(device):
+        x, w, b = (torch.randn(s, device=device) for s in ((32, 768), (768,), (768,)))
+        return lambda: torch.nn.functional.layer_norm(x, (768,), w, b)
+
+    return {"torch.add(a, b), 1 element": add, "torch.addmm(bias, x, w), 32x768 @ 768x2304": addmm,
+            "F.layer_norm(x), 32x768": layer_norm}
+
+
+def _sampler_lib() -> str:
+    found = sorted(glob.glob(str(ROOT / "build" / "*" / "out" / "lib" / "libprof_sample.so")), key=os.path.getmtime)
+    if not found:
+        sys.exit("[flagos] libprof_sample.so not found under build/*/out/lib: build the project first")
+    return found[-1]
+
+
+def profile(make, device: str, seconds: float, lib: str, interval_us: int):
+    """One loop of about `seconds` on `device`, sampled."""
+    sync = torch.get_device_module(device).synchronize if device != "cpu" else (lambda: None)
+    call = make(device)
+    warm, start = 0, time.perf_counter()
+    while warm < 20 or time.perf_counter() - start < 0.2:
+        call()
+        warm += 1
+    sync()
+    calls = max(20, int(seconds * warm / (time.perf_counter() - start)))
+    with Sampler(lib, interval_us=interval_us) as s:
+        for _ in range(calls):
+            call()
+        sync()
+    return s.profile(calls)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--native", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--seconds", type=float, default=1.0, help="length of each sampled loop")
+    p.add_argument("--interval-us", type=int, default=50)
+    p.add_argument("--top", type=int, default=20)
+    p.add_argument("--md", help="also write the report here")
+    args = p.parse_args(argv)
+    lib = _sampler_lib()
+    with torch.no_grad():
+        parts = [f"Host time per call by function, loops of about {args.seconds} s, sampled every "
+                 f"{args.interval_us} µs; torch {torch.__version__}, plugin {torch_fl.plugin_info()['name']}."]
+        for name, make in _cases().items():
+            native = profile(make, args.native, args.seconds, lib, args.interval_us)
+            flagos = profile(make, "flagos", args.seconds, lib, args.interval_us)
+            parts += ["", f"### {name}", "", compare(native, flagos, args.native, "flagos", top=args.top)]
+            print(f"  {name}: {args.native} {native.ns_per_call:.0f} ns, flagos {flagos.ns_per_call:.0f} ns",
+                  file=sys.stderr, flush=True)
+    report = "\n".join(parts) + "\n"
+    if args.md:
+        Path(args.md).write_text(report)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
