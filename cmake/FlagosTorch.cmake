@@ -31,3 +31,18 @@ add_library(flagos::torch ALIAS flagos_torch)
 add_library(flagos_torch_python INTERFACE)
 target_link_libraries(flagos_torch_python INTERFACE flagos_torch ${_lib}/libtorch_python.so)
 add_library(flagos::torch_python ALIAS flagos_torch_python)
+
+# torch's libraries use the process's shared libstdc++. A g++ that has only a
+# static one (seen: the GPU machine's /opt/gcc, its CC/CXX) puts a second copy
+# of libstdc++ inside the core, and the two copies' iostreams and locales do
+# not mix: the first number streamed into a c10 error message crashes.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
+                  OUTPUT_VARIABLE _flagos_libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${_flagos_libstdcxx}")
+    message(FATAL_ERROR " [flagos] ${CMAKE_CXX_COMPILER} has no shared libstdc++ "
+            "(-print-file-name=libstdc++.so finds none): the core would carry a static copy beside "
+            "the one torch uses, and the two crash together. Build with a g++ that has one, "
+            "e.g. the system's: CC=gcc CXX=g++.")
+  endif()
+endif()

@@ -63,6 +63,11 @@ exec > >(tee -a "$OUT/log.txt") 2>&1
 export ROOT OUT STATE PY
 export MAX_JOBS=16 FLAGOS_BUILD_JOBS=16 CMAKE_BUILD_PARALLEL_LEVEL=16
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
+# The image's CC/CXX are /opt/gcc, which links libstdc++ statically: the core
+# it built carried a second libstdc++ beside torch's, and the first number
+# streamed into an error message crashed (cmake/FlagosTorch.cmake now refuses
+# a g++ without a shared libstdc++). Build with the system's g++.
+if [[ -x /usr/bin/g++ ]]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
 # torch_fl imports with this conf where a stage must not depend on the
 # shipped confs (finding the confs folder, checking a build).
 printf '[conf]\n' >"$STATE/empty.toml"

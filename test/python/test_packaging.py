@@ -27,3 +27,18 @@ def test_each_plugin_exports_exactly_the_entry_symbol(test_plugin_dir):
         out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True)
         symbols = [line.split()[-1] for line in out.stdout.splitlines() if line.strip()]
         assert symbols == ["flagos_plugin_get_api"], (lib, symbols)
+
+
+def test_the_core_shares_the_processs_libstdcxx():
+    """The core must use the shared libstdc++ that torch uses. A copy of its
+    own (a g++ that links libstdc++ statically) mixes two iostream and
+    locale implementations in one process: the first number streamed into
+    a c10 error message crashed on the GPU machine."""
+    proc = run_python("import torch_fl._C as c, os; print(os.path.join(os.path.dirname(c.__file__), 'lib'))",
+                      env={"FLAGOS_PLUGIN": "host"}, check=True)
+    libdir = proc.stdout.strip().splitlines()[-1]
+    core = next(iter(glob.glob(libdir + "/libtorch_fl_core.so*")), None)
+    assert core, f"no libtorch_fl_core.so in {libdir}"
+    out = subprocess.run(["nm", "-D", "--defined-only", core], capture_output=True, text=True, check=True)
+    own = [s for s in ("_ZNSt6locale7classicEv", "_ZNSt8ios_base4InitC1Ev") if s in out.stdout]
+    assert not own, f"{core} defines libstdc++'s own {own}: it was linked with a static libstdc++"
