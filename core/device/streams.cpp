@@ -134,4 +134,23 @@ c10::Stream as_cuda_stream(const c10::Stream& stream) {
   return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::kCUDA, s.cuda_index), s.cuda_ids[id]);
 }
 
+c10::Stream current_cuda_stream(c10::DeviceIndex device) {
+  // Asked on every call of the cuda route: each thread keeps its last answer,
+  // keyed by the flagos stream it translates.
+  struct Last {
+    c10::DeviceIndex device = -1;
+    c10::StreamId id = -1;
+    c10::Stream cuda{c10::Stream::DEFAULT, c10::Device(c10::kCUDA, 0)};
+  };
+  thread_local Last last;
+  device = resolve(device);
+  const c10::StreamId id = current_id(device);
+  if (last.device == device && last.id == id) return last.cuda;
+  check_index(device);
+  last.cuda = as_cuda_stream(make(device, id));
+  last.device = device;
+  last.id = id;
+  return last.cuda;
+}
+
 }  // namespace flagos::device

@@ -35,6 +35,8 @@ c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority);
 // also initialises torch's own CUDA (init_torch_cuda). Throws for plugins
 // without stream_native_handle.
 c10::Stream as_cuda_stream(const c10::Stream& stream);
+// as_cuda_stream(current_stream(device)), cached per thread.
+c10::Stream current_cuda_stream(c10::DeviceIndex device);
 
 // Initialises torch's CUDA runtime state (its caching allocator, per-device
 // streams) once, as torch.cuda's lazy init would: kernels boxed to CUDA and

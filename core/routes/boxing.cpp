@@ -126,7 +126,7 @@ class CudaStreamScope {
  public:
   explicit CudaStreamScope(c10::DeviceIndex device)
       : impl_(c10::impl::getDeviceGuardImpl(c10::kCUDA)),
-        previous_(impl_->exchangeStream(device::as_cuda_stream(device::current_stream(device)))) {}
+        previous_(impl_->exchangeStream(device::current_cuda_stream(device))) {}
   ~CudaStreamScope() { impl_->exchangeStream(*previous_); }
 
  private:
