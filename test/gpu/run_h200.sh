@@ -146,7 +146,17 @@ stage_cpu_build() {
   echo "CPU-only build installed" | tee -i -a "$OUT/cpu_build.txt"
 }
 
+# The test suites import torch's testing helpers, which need expecttest (not
+# on the GPU machine): a suite stage run without the wheels stage installs
+# the carried wheels itself (session 5 lost its torch 2.11 run to this).
+ensure_test_wheels() {
+  "$PY" -c "import expecttest" 2>/dev/null && return 0
+  echo "expecttest is not importable: installing the carried wheels first"
+  install_wheels 2>&1 | tee -i -a "$OUT/wheels.txt"
+}
+
 stage_cpu_suite() {
+  ensure_test_wheels
   # shellcheck disable=SC2086  # the extra arguments are meant to split
   FLAGOS_PLUGIN=host traced "$OUT/cpu_suite.txt" "$PY" test/run_all.py \
     ${H200_CPU_SUITE_ARGS:---jobs 17 --shards 4 --stop-after 300}
@@ -246,6 +256,7 @@ pytest_stage() {
 }
 
 stage_torch_suite() {
+  ensure_test_wheels
   # shellcheck disable=SC2086
   pytest_stage torch_suite_cuda test/torch --ignore=test/torch/test_opinfo.py ${H200_TORCH_SUITE_ARGS:-}
 }
@@ -255,6 +266,7 @@ stage_torch_suite() {
 # ends with their failures and the summed counts.
 stage_opinfo() {
   local n=${H200_OPINFO_SHARDS:-4} k pids=()
+  ensure_test_wheels >/dev/null
   for ((k = 1; k <= n; k++)); do
     # shellcheck disable=SC2086
     pytest_stage "opinfo_cuda_$k" test/torch/test_opinfo.py --shard "$k/$n" \
@@ -279,6 +291,7 @@ sys.exit(1 if not counts or any(c[1] for c in counts) or not any(c[0] for c in c
 # longest stages in one command's time.
 stage_suites() {
   local op rc=0
+  ensure_test_wheels  # once, before the two stages run side by side
   stage_opinfo >/dev/null 2>&1 &
   op=$!
   stage_torch_suite || rc=1
@@ -305,7 +318,7 @@ stage_host_profile() {
     tee -i "$OUT/host_profile.txt"
 }
 
-export -f stage_env install_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
+export -f stage_env install_wheels ensure_test_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
   stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench \
   stage_host_profile
