@@ -32,10 +32,12 @@ add_library(flagos_torch_python INTERFACE)
 target_link_libraries(flagos_torch_python INTERFACE flagos_torch ${_lib}/libtorch_python.so)
 add_library(flagos::torch_python ALIAS flagos_torch_python)
 
-# torch's libraries use the process's shared libstdc++. A g++ that has only a
-# static one (seen: the GPU machine's /opt/gcc, its CC/CXX) puts a second copy
-# of libstdc++ inside the core, and the two copies' iostreams and locales do
-# not mix: the first number streamed into a c10 error message crashes.
+# torch's libraries use the process's shared libstdc++. A core linked with a
+# static one (seen: the GPU machine's /opt/gcc, its CC/CXX, did that) carries
+# a second copy, and the two copies' iostreams and locales do not mix: the
+# first number streamed into a c10 error message crashes. A g++ without a
+# shared libstdc++ can only do that, so it is refused here, before the build;
+# every linked core is checked as well (FlagosCheckOneLibstdcxx.cmake).
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
                   OUTPUT_VARIABLE _flagos_libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)

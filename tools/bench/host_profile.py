@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cases():
-    """name -> (make(device) -> one call, calls per loop multiplier)."""
+    """name -> make(device): the case's tensors on `device`, and a function making one call."""
     def add(device):
         a, b = torch.ones(1, device=device), torch.ones(1, device=device)
         return lambda: torch.add(a, b)
