@@ -120,7 +120,10 @@ def section_train(native: str, dry: bool, repeats: int) -> tuple[list, list]:
 
         batch, seq = split.BATCH, split.SEQ
         r = split.measure(rounds=max(2, min(4, repeats // 4)))
-        notes += ["native and flagos timed in separate processes, ABBA order", f"one step: {r['census']}"]
+        notes += ["native and flagos timed in separate processes, ABBA order; " + r["rounds"],
+                  f"one step: {r['census']}"]
+        if "op_profile" in r:
+            notes.append(f"one call of {split.STEPS} steps: {r['op_profile']}")
     case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd}, batch {batch} x {seq}, bf16 autocast, AdamW"
     return [_timed(case, "ms/step", 1e3, r, native)], notes
 

@@ -25,7 +25,7 @@ import time
 BATCH, SEQ, STEPS, REPEATS = 8, 512, 3, 5
 
 
-def child(device: str, steps: int, repeats: int) -> None:
+def child(device: str, steps: int, repeats: int, profile: bool) -> None:
     import torch
 
     if device == "flagos":
@@ -45,14 +45,19 @@ def child(device: str, steps: int, repeats: int) -> None:
         sync()
         times.append((time.perf_counter() - t) / n)
     result = {"device": device, "s_per_step": statistics.median(times), "all": times}
+    if profile:  # after the timing, like the census: the profiler slows the step
+        from tools.bench import op_profile
+
+        result["ops"] = op_profile.self_cpu_by_op(run)
     if device == "flagos":  # after the timing: the dispatch mode slows the step it watches
         result["census"] = gpt2.census_note(gpt2.route_census(run))
     print(json.dumps(result))
 
 
-def _one(device: str, timeout: float) -> dict:
+def _one(device: str, timeout: float, profile: bool) -> dict:
     proc = subprocess.run([sys.executable, "-m", "tools.bench.gpu_train_split", "--child", device,
-                           str(STEPS), str(REPEATS)], capture_output=True, text=True, timeout=timeout)
+                           str(STEPS), str(REPEATS), str(int(profile))],
+                          capture_output=True, text=True, timeout=timeout)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode or not lines:
         raise RuntimeError(f"[flagos] GPT-2 training child on {device} failed (exit {proc.returncode}):\n"
@@ -62,29 +67,41 @@ def _one(device: str, timeout: float) -> dict:
 
 def measure(rounds: int = 2, timeout: float = 240) -> dict:
     """Seconds per step on each side (medians over child processes, keyed
-    like timing.compare: "cuda_s", "flagos_s"), the ratio, and the operators
-    the routes the flagos side's operators took (a census note)."""
+    like timing.compare: "cuda_s", "flagos_s"), the ratio, each process's
+    median in run order ("rounds"), the operators the flagos side's operators
+    took (a census note) and, from the first round's two processes, host
+    time by ATen operator (an op_profile note)."""
     times: dict[str, list[float]] = {"cuda": [], "flagos": []}
-    census = ""
+    order, census, ops = [], "", {}
     for r in range(rounds):
         for device in (("cuda", "flagos") if r % 2 == 0 else ("flagos", "cuda")):
-            result = _one(device, timeout)
+            result = _one(device, timeout, profile=r == 0)
             times[device].append(result["s_per_step"])
+            order.append(f"{device} {result['s_per_step'] * 1e3:.1f}")
             census = result.get("census", census)
+            if "ops" in result:
+                ops[device] = {op: tuple(v) for op, v in result["ops"].items()}
             print(f"    {device}: {result['s_per_step'] * 1e3:.1f} ms/step", file=sys.stderr, flush=True)
     out = {f"{dev}_s": statistics.median(t) for dev, t in times.items()}
-    out.update(ratio=out["flagos_s"] / out["cuda_s"], repeats=rounds * REPEATS, census=census)
+    out.update(ratio=out["flagos_s"] / out["cuda_s"], repeats=rounds * REPEATS, census=census,
+               rounds="ms/step per process, in run order: " + ", ".join(order))
+    if len(ops) == 2:
+        from tools.bench import op_profile
+
+        out["op_profile"] = op_profile.note_from(ops, "cuda", top=10)
     return out
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:6] == ["1"])
         return 0
     r = measure(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
     print(f"native cuda {r['cuda_s'] * 1e3:.1f} ms/step, flagos {r['flagos_s'] * 1e3:.1f} ms/step: "
           f"flagos/native = {r['ratio']:.3f} (target <= 1.03)")
     print(r["census"])
+    print(r["rounds"])
+    print(r.get("op_profile", ""))
     return 0
 
 

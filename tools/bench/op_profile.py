@@ -21,7 +21,12 @@ def self_cpu_by_op(run) -> dict[str, tuple[int, float]]:
 def compare_note(make, native: str, top: int = 8) -> str:
     """One line: each side's operator calls and their self CPU time, then the
     `top` operators with the most extra time on flagos."""
-    by_dev = {dev: self_cpu_by_op(make(dev)[0]) for dev in (native, "flagos")}
+    return note_from({dev: self_cpu_by_op(make(dev)[0]) for dev in (native, "flagos")}, native, top)
+
+
+def note_from(by_dev: dict[str, dict[str, tuple[int, float]]], native: str, top: int = 8) -> str:
+    """compare_note's line from profiles taken elsewhere (each side in its
+    own process, as the training bench must)."""
     totals = {dev: (sum(c for c, _ in ops.values()), sum(t for _, t in ops.values())) for dev, ops in by_dev.items()}
     extra = []
     for op in set(by_dev[native]) | set(by_dev["flagos"]):
