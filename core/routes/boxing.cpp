@@ -74,8 +74,14 @@ at::Tensor unbox(const at::Tensor& t, c10::DeviceIndex device, const Target& tar
   // offset) stays on the host, as on native CUDA: copying it over costs a
   // transfer per call, and the backward kernel wants it on the host anyway.
   if (target.kind == BoxingTarget::Cuda && t.device().is_cpu()) return t;
-  for (const Alias& a : aliases)
-    if (t.storage().unsafeGetStorageImpl() == a.storage) return flagos_over(a.flagos.storage(), t);
+  // A view of an operand has an alias's storage, which does not own its
+  // bytes (alias_of: a deleter that deletes nothing): only such a result is
+  // searched for, so that a foreach op's hundreds of fresh results do not
+  // each scan hundreds of aliases.
+  if (t.storage().data_ptr().get_deleter() == &c10::detail::deleteNothing) {
+    for (const Alias& a : aliases)
+      if (t.storage().unsafeGetStorageImpl() == a.storage) return flagos_over(a.flagos.storage(), t);
+  }
   const bool ours = target.kind == BoxingTarget::Cpu ? is_flagos_allocation(t.storage().data_ptr())
                                                      : t.device().type() == c10::kCUDA;
   if (ours) {
@@ -150,6 +156,10 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan,
   c10::SmallVector<c10::IValue, 8> originals(plan.keeps_originals ? num_args : 0);
   for (int16_t i : plan.written) originals[i] = args[i];
   Aliases aliases;
+  // Per written argument (in plan.written's order), its aliases' range: the
+  // sync back needs no search (a foreach op writes hundreds of tensors).
+  c10::SmallVector<std::pair<size_t, size_t>, 4> written_aliases;
+  auto next_written = plan.written.begin();
   auto box = [&](const at::Tensor& t) {
     if (!is_flagos(t)) return t;
     at::Tensor alias = alias_of(t, target);
@@ -158,6 +168,11 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan,
   };
   for (size_t i = 0; i < num_args; ++i) {
     c10::IValue& v = args[i];
+    const bool written = next_written != plan.written.end() && *next_written == static_cast<int16_t>(i);
+    if (written) {
+      ++next_written;
+      written_aliases.emplace_back(aliases.size(), aliases.size());
+    }
     if (v.isTensor()) {
       v = box(v.toTensor());
     } else if (v.isList()) {
@@ -167,6 +182,7 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan,
     } else if (plan.generator_arg[i] && (v.isNone() || v.isGenerator())) {
       v = device::engine_for(v.isNone() ? at::Generator() : v.toGenerator(), device);
     }
+    if (written) written_aliases.back().second = aliases.size();
   }
 
   if (kind == BoxingTarget::Cpu) {
@@ -182,12 +198,8 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan,
     invoke(stack);
   }
 
-  for (int16_t i : plan.written) {
-    for_each_tensor(originals[i], [&](const at::Tensor& t) {
-      for (const Alias& a : aliases)
-        if (a.flagos.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) sync_back(a, device);
-    });
-  }
+  for (const auto& [begin, end] : written_aliases)
+    for (size_t a = begin; a < end; ++a) sync_back(aliases[a], device);
 
   const size_t num_returns = plan.return_of.size();
   for (size_t r = 0; r < num_returns; ++r) {
