@@ -1,4 +1,4 @@
-"""python -m tools.bench.host_profile [--native cuda|cpu] [--seconds S] [--md PATH]
+"""python -m tools.bench.host_profile [--native cuda|cpu] [--seconds S] [--md PATH] [--flaggems]
 
 Where the host time of one operator call goes, function by function, on the
 native device and on flagos (tools/prof_sample: a timer samples this thread's
@@ -43,6 +43,33 @@ def _cases():
             "F.layer_norm(x), 32x768": layer_norm}
 
 
+def _flaggems_cases(native: str):
+    """The flaggems route against FlagGems called directly (tools.bench.gpu's
+    (e) rows): on `native` the case calls the FlagGems function FlagGems
+    registered for the op, on flagos the torch call that reaches it."""
+    from torch_fl import _routing
+
+    impls = _routing._python_impls
+    missing = [op for op in ("mul.Tensor", "native_layer_norm") if op not in impls or
+               torch_fl.routes(op)[0]["route"] != "flaggems"]
+    if missing:
+        sys.exit(f"[flagos] --flaggems: {', '.join(missing)} not routed to flaggems; run with "
+                 "FLAGOS_BACKEND_CONFIG=<installed confs>/cuda_flaggems.toml")
+
+    def mul(device):
+        a, b = torch.randn(8, 128, device=device), torch.randn(8, 128, device=device)
+        fn = impls["mul.Tensor"]
+        return (lambda: fn(a, b)) if device == native else (lambda: torch.mul(a, b))
+
+    def layer_norm(device):
+        x, w, b = (torch.randn(s, device=device) for s in ((8, 128), (128,), (128,)))
+        fn = impls["native_layer_norm"]
+        return ((lambda: fn(x, [128], w, b, 1e-5)) if device == native
+                else (lambda: torch.nn.functional.layer_norm(x, (128,), w, b, 1e-5)))
+
+    return {"flaggems mul, 8x128 (direct on native)": mul, "flaggems layer_norm, 8x128 (direct on native)": layer_norm}
+
+
 def _sampler_lib() -> str:
     found = sorted(glob.glob(str(ROOT / "build" / "*" / "out" / "lib" / "libprof_sample.so")), key=os.path.getmtime)
     if not found:
@@ -74,12 +101,15 @@ def main(argv=None) -> int:
     p.add_argument("--interval-us", type=int, default=50)
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--md", help="also write the report here")
+    p.add_argument("--flaggems", action="store_true",
+                   help="profile the flaggems route against FlagGems called directly instead")
     args = p.parse_args(argv)
     lib = _sampler_lib()
     with torch.no_grad():
         parts = [f"Host time per call by function, loops of about {args.seconds} s, sampled every "
                  f"{args.interval_us} µs; torch {torch.__version__}, plugin {torch_fl.plugin_info()['name']}."]
-        for name, make in _cases().items():
+        cases = _flaggems_cases(args.native) if args.flaggems else _cases()
+        for name, make in cases.items():
             native = profile(make, args.native, args.seconds, lib, args.interval_us)
             flagos = profile(make, "flagos", args.seconds, lib, args.interval_us)
             parts += ["", f"### {name}", "", compare(native, flagos, args.native, "flagos", top=args.top)]
