@@ -81,12 +81,15 @@ def profile(make, device: str, seconds: float, lib: str, interval_us: int):
     """One loop of about `seconds` on `device`, sampled."""
     sync = torch.get_device_module(device).synchronize if device != "cpu" else (lambda: None)
     call = make(device)
-    warm, start = 0, time.perf_counter()
-    while warm < 20 or time.perf_counter() - start < 0.2:
+    for _ in range(20):  # warm-up: a first call may compile (Triton) for seconds
         call()
-        warm += 1
     sync()
-    calls = max(20, int(seconds * warm / (time.perf_counter() - start)))
+    timed, start = 0, time.perf_counter()  # then the rate, to size the sampled loop
+    while timed < 20 or time.perf_counter() - start < 0.2:
+        call()
+        timed += 1
+    sync()
+    calls = max(20, int(seconds * timed / (time.perf_counter() - start)))
     with Sampler(lib, interval_us=interval_us) as s:
         for _ in range(calls):
             call()
