@@ -46,7 +46,9 @@
 # (python3), H200_USE_REGENERATED_CONFS (1), H200_CPU_SUITE_ARGS
 # (--jobs 17 --shards 4 --stop-after 300: run_all's suites in 4 shards each,
 # side by side), H200_OPINFO_LIMIT (seconds, 540),
-# H200_OPINFO_SHARDS (4 processes), H200_OPINFO_ARGS, H200_BENCH_JOBS (tools.bench.gpu's default),
+# H200_OPINFO_SHARDS (4 processes), H200_OPINFO_ARGS, H200_OPINFO_REFERENCE (cpu: the device
+# OpInfo compares flagos with; cuda: native CUDA, forward/out/in-place only),
+# H200_BENCH_JOBS (tools.bench.gpu's default),
 # H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU),
 # H200_HOST_PROFILE_ARGS (e.g. --seconds 2).
 
@@ -269,7 +271,8 @@ stage_opinfo() {
   ensure_test_wheels >/dev/null
   for ((k = 1; k <= n; k++)); do
     # shellcheck disable=SC2086
-    pytest_stage "opinfo_cuda_$k" test/torch/test_opinfo.py --shard "$k/$n" \
+    TORCH_FL_OPINFO_REFERENCE=${H200_OPINFO_REFERENCE:-cpu} \
+      pytest_stage "opinfo_cuda_$k" test/torch/test_opinfo.py --shard "$k/$n" \
       --stop-after $((${H200_OPINFO_LIMIT:-540} - 40)) ${H200_OPINFO_ARGS:-} >/dev/null 2>&1 &
     pids+=($!)
   done
