@@ -124,6 +124,48 @@ def test_to_moves_values(src_dev, dst_dev, dtype):
         assert src.to(dst_dev, copy=True).data_ptr() != src.data_ptr()
 
 
+CASTS = {  # the source, made from a CPU tensor by a function that any device runs
+    "contiguous": lambda t: t,
+    "transposed": lambda t: t.t(),
+    "channels_last": lambda t: t.reshape(1, 2, 3, 4).contiguous(memory_format=torch.channels_last),
+    "expanded": lambda t: t[:1].expand(4, 6),
+    "offset_slice": lambda t: t[1:, 2:],
+}
+
+
+@pytest.mark.parametrize("layout", CASTS)
+@pytest.mark.parametrize("spelling", ["dtype", "device_and_dtype", "index_less_device"])
+def test_same_device_casts_match_the_cpu(layout, spelling):
+    # Autocast's casts: .to(dtype) within the device (a boxed _to_copy) keeps
+    # torch's layout rules (preserve_format) and never aliases its source.
+    src = CASTS[layout](sample(torch.float32).to("flagos:0"))
+    ref = CASTS[layout](sample(torch.float32))
+    args = {"dtype": (torch.float16,), "device_and_dtype": ("flagos:0", torch.float16),
+            "index_less_device": ("flagos", torch.float16)}[spelling]
+    out = src.to(*args)
+    expected = ref.to(torch.float16)
+    assert out.device == torch.device("flagos", 0) and out.dtype == torch.float16
+    assert out.stride() == expected.stride()
+    assert torch.equal(out.cpu(), expected)
+    assert out.untyped_storage().data_ptr() != src.untyped_storage().data_ptr()
+    assert torch.equal(src.cpu(), ref)  # the source is untouched
+
+
+def test_casts_of_conjugate_and_negative_views_and_with_a_memory_format():
+    z = (sample(torch.complex64)).to("flagos:0")
+    assert torch.equal(z.conj().to(torch.complex128).cpu(), sample(torch.complex64).conj().to(torch.complex128))
+    x = sample(torch.float32).reshape(1, 2, 3, 4)
+    out = x.to("flagos:0").to(torch.float64, memory_format=torch.channels_last)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(out.cpu(), x.double())
+
+
+def test_casts_that_change_device_still_move_the_values():
+    x = sample(torch.float32)
+    assert torch.equal(x.to("flagos:0", torch.float16).cpu(), x.half())  # host -> flagos, with a cast
+    assert torch.equal(x.to("flagos:0").to("cpu", torch.float64), x.double())  # flagos -> host, with a cast
+
+
 @pytest.mark.parametrize("src_dev,dst_dev", ROUTES)
 @pytest.mark.parametrize("src_dtype,dst_dtype", [
     (torch.float32, torch.int32), (torch.int64, torch.float16), (torch.float64, torch.bfloat16),

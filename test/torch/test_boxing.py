@@ -1,0 +1,98 @@
+"""What boxing must give back (routes/boxing.cpp), through the default
+stock route (cpu on the host plugin, cuda on the CUDA plugin): written operands stay the caller's tensors with the
+kernel's values and shapes, results that alias an operand share its flagos
+storage, fresh results own theirs. Expected values come from the CPU."""
+
+import pytest
+import torch
+
+import torch_fl
+
+
+def params(n=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.rand(3, 4, generator=g) + 0.5 for _ in range(n)]
+
+
+def flagos(tensors):
+    return [t.to("flagos") for t in tensors]
+
+
+def test_the_default_routes_box_these_ops():
+    # Otherwise the tests below would not test boxing (on the strict host
+    # plugin they test the cpu_fallback route's copies instead).
+    info = torch_fl.plugin_info()
+    if info["options"].get("strict") == "1":
+        pytest.skip("the strict host plugin's memory is not host-addressable: no boxing")
+    stock = {"host": "cpu", "cuda": "cuda"}.get(info["name"])
+    if stock is None:
+        pytest.skip(f"no stock route on the {info['name']} plugin")
+    for op in ("_foreach_add_.List", "_foreach_addcdiv_.ScalarList", "_foreach_sqrt", "mul.out", "_unsafe_view"):
+        assert torch_fl.routes(op)[0]["route"] == stock, op
+
+
+def test_in_place_foreach_with_the_same_tensors_in_two_lists():
+    cpu = params()
+    dev = flagos(cpu)
+    ptrs = [t.data_ptr() for t in dev]
+    torch._foreach_add_(dev, dev)
+    torch._foreach_add_(cpu, cpu)
+    assert [t.data_ptr() for t in dev] == ptrs
+    for d, c in zip(dev, cpu):
+        assert torch.equal(d.cpu(), c)
+
+
+def test_adamw_style_foreach_updates_match_the_cpu():
+    cpu_p, cpu_a, cpu_b = params(seed=1), params(seed=2), params(seed=3)
+    dev_p, dev_a, dev_b = flagos(cpu_p), flagos(cpu_a), flagos(cpu_b)
+    steps = [-0.1 * (i + 1) for i in range(len(cpu_p))]
+    for p, a, b in ((cpu_p, cpu_a, cpu_b), (dev_p, dev_a, dev_b)):
+        torch._foreach_mul_(a, 0.9)
+        torch._foreach_addcmul_(a, b, b, value=0.1)
+        denom = torch._foreach_sqrt(a)
+        torch._foreach_addcdiv_(p, b, denom, steps)
+    for group_dev, group_cpu in ((dev_p, cpu_p), (dev_a, cpu_a)):
+        for d, c in zip(group_dev, group_cpu):
+            torch.testing.assert_close(d.cpu(), c)
+
+
+def test_out_of_place_foreach_results_are_fresh_tensors():
+    dev = flagos(params())
+    roots = torch._foreach_sqrt(dev)
+    ptrs = {t.untyped_storage().data_ptr() for t in dev}
+    assert all(r.device.type == "flagos" and r.untyped_storage().data_ptr() not in ptrs for r in roots)
+    roots[0].fill_(7)
+    assert not torch.equal(dev[0].cpu(), torch.full((3, 4), 7.0))
+
+
+def test_an_out_argument_is_resized_and_keeps_its_identity():
+    x = torch.arange(6.0).reshape(2, 3)
+    out = torch.empty(0, device="flagos")
+    result = torch.mul(x.to("flagos"), 2, out=out)
+    assert result is out
+    assert out.shape == (2, 3)
+    assert torch.equal(out.cpu(), x * 2)
+
+
+def test_an_out_argument_that_is_also_an_input():
+    x = torch.arange(6.0)
+    dev = x.to("flagos")
+    torch.mul(dev, dev, out=dev)
+    assert torch.equal(dev.cpu(), x * x)
+
+
+def test_a_result_that_aliases_its_operand_shares_the_flagos_storage():
+    dev = torch.arange(9.0, device="flagos").reshape(3, 3)
+    flat = torch.ops.aten._unsafe_view(dev, [9])
+    assert flat.untyped_storage().data_ptr() == dev.untyped_storage().data_ptr()
+    flat[0] = 42.0
+    assert dev[0, 0].item() == 42.0
+
+
+@pytest.mark.parametrize("n", [1, 40, 300])
+def test_foreach_over_many_tensors(n):
+    cpu = params(n, seed=n)
+    dev = flagos(cpu)
+    torch._foreach_mul_(dev, 3.0)
+    torch._foreach_mul_(cpu, 3.0)
+    assert all(torch.equal(d.cpu(), c) for d, c in zip(dev, cpu))
