@@ -68,7 +68,7 @@ def _one(device: str, timeout: float, profile: bool) -> dict:
 def measure(rounds: int = 2, timeout: float = 240) -> dict:
     """Seconds per step on each side (medians over child processes, keyed
     like timing.compare: "cuda_s", "flagos_s"), the ratio, each process's
-    median in run order ("rounds"), the operators the flagos side's operators
+    median in run order ("rounds"), the routes the flagos side's operators
     took (a census note) and, from the first round's two processes, host
     time by ATen operator (an op_profile note)."""
     times: dict[str, list[float]] = {"cuda": [], "flagos": []}
