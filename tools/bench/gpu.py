@@ -106,24 +106,17 @@ def _sdpa_note(native: str, dtype) -> str:
 
 
 def section_train(native: str, dry: bool, repeats: int) -> tuple[list, list]:
-    """In-process on the host (dry run); on the GPU the two sides run in
-    separate processes (tools/bench/gpu_train_split.py says why)."""
-    cfg = gpt2.config(dry)
-    notes = [_sdpa_note(native, torch.bfloat16)]
-    if dry:
-        batch, seq, steps = 2, 32, 1
-        work = gpt2.train_step(gpt2.build(cfg), batch, seq, steps)
-        r = timing.compare(work, repeats, devices=(native, "flagos"))
-        notes.append(f"one step: {gpt2.census_note(gpt2.route_census(work('flagos')[0]))}")
-    else:
-        from tools.bench import gpu_train_split as split
+    """The two sides in two processes that take turns, block by block
+    (tools/bench/gpu_train_split.py says why), in a dry run too."""
+    from tools.bench import gpu_train_split as split
 
-        batch, seq = split.BATCH, split.SEQ
-        r = split.measure(rounds=max(2, min(4, repeats // 4)))
-        notes += ["native and flagos timed in separate processes, ABBA order; " + r["rounds"],
-                  f"one step: {r['census']}"]
-        if "op_profile" in r:
-            notes.append(f"one call of {split.STEPS} steps: {r['op_profile']}")
+    cfg = gpt2.config(dry)
+    batch, seq, steps = split.DRY if dry else (split.BATCH, split.SEQ, split.STEPS)
+    r = split.measure(pairs=2 if dry else max(2, min(4, repeats // 4)), blocks=4 if dry else 8,
+                      native=native, dry=dry)
+    notes = [_sdpa_note(native, torch.bfloat16),
+             f"native and flagos in separate processes taking turns, ABBA: {r['rounds']}",
+             f"one step: {r['census']}", f"one call of {steps} steps: {r['op_profile']}"]
     case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd}, batch {batch} x {seq}, bf16 autocast, AdamW"
     return [_timed(case, "ms/step", 1e3, r, native)], notes
 

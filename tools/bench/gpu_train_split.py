@@ -1,107 +1,176 @@
 """GPT-2-small training step (batch 8, seq 512, bf16 autocast, AdamW), native
-cuda and flagos timed in separate processes of one run: section (c) of
+cuda and flagos in two processes of one run that take turns: section (c) of
 tools.bench.gpu, also runnable alone.
 
-Why separate: in a process that imports torch_fl, torch 2.11 makes flagos the
-accelerator, and its autograd engine then asserts on native CUDA tensors'
-backward (engine.cpp: opt_ready_stream && opt_parent_stream); the in-process
-interleaving of tools/bench/timing.py cannot run the native side there.
-Instead the two sides alternate as whole processes, ABBA (native, flagos,
-flagos, native, ...), so drift over the run hits both alike. The flagos
-children run with FLAGOS_LOG=fallback: operators that left the device are
-reported.
+Why two processes: in a process that imports torch_fl, torch 2.11 makes
+flagos the accelerator, and its autograd engine then asserts on native CUDA
+tensors' backward (engine.cpp: opt_ready_stream && opt_parent_stream); the
+in-process interleaving of tools/bench/timing.py cannot run the native side
+there.
 
-    python3 -m tools.bench.gpu_train_split [ROUNDS]    (prints ms/step and the ratio)
+How they take turns: both processes build the model and warm up, then wait;
+the parent has them time one block of STEPS steps at a time, alternating
+ABBA (native, flagos, flagos, native, ...). Each block's ratio pairs two
+blocks timed seconds apart, so drift over the run hits both sides alike; the
+ratio is the median of those, as in timing.compare. PAIRS fresh process
+pairs run one after another, because whole processes of the same code have
+been seen running 34 to 47 ms/step on the same H200 host (docs/performance.md,
+session 6), and a whole-process effect only averages out over processes. The census note
+names any operator that left the device (cpu_fallback).
+
+    python3 -m tools.bench.gpu_train_split [PAIRS [BLOCKS]]      (on the GPU machine)
+    python3 -m tools.bench.gpu_train_split --native cpu --dry-run  (try it on the host)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import queue
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
-BATCH, SEQ, STEPS, REPEATS = 8, 512, 3, 5
+BATCH, SEQ, STEPS = 8, 512, 3
+DRY = (2, 32, 1)  # batch, seq, steps of --dry-run (a 2-layer GPT-2 from gpt2.config(True))
 
 
-def child(device: str, steps: int, repeats: int, profile: bool) -> None:
+def serve(device: str, dry: bool) -> None:
+    """The child: answers one JSON line per command read from stdin
+    ("time", "profile", "census"), after a first {"ready": ...} line."""
     import torch
 
     if device == "flagos":
         import torch_fl  # noqa: F401
-    from tools.bench import gpt2
+    from tools.bench import gpt2, op_profile
 
-    cfg = gpt2.config(False)
-    run, n = gpt2.train_step(gpt2.build(cfg), BATCH, SEQ, steps)(device)
+    batch, seq, steps = DRY if dry else (BATCH, SEQ, STEPS)
+    run, n = gpt2.train_step(gpt2.build(gpt2.config(dry)), batch, seq, steps)(device)
     sync = torch.get_device_module(device).synchronize
     run()  # warm-up: allocator, kernels, optimizer state
     sync()
-    times = []
-    for _ in range(repeats):
-        sync()
-        t = time.perf_counter()
-        run()
-        sync()
-        times.append((time.perf_counter() - t) / n)
-    result = {"device": device, "s_per_step": statistics.median(times), "all": times}
-    if profile:  # after the timing, like the census: the profiler slows the step
-        from tools.bench import op_profile
-
-        result["ops"] = op_profile.self_cpu_by_op(run)
-    if device == "flagos":  # after the timing: the dispatch mode slows the step it watches
-        result["census"] = gpt2.census_note(gpt2.route_census(run))
-    print(json.dumps(result))
-
-
-def _one(device: str, timeout: float, profile: bool) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "tools.bench.gpu_train_split", "--child", device,
-                           str(STEPS), str(REPEATS), str(int(profile))],
-                          capture_output=True, text=True, timeout=timeout)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode or not lines:
-        raise RuntimeError(f"[flagos] GPT-2 training child on {device} failed (exit {proc.returncode}):\n"
-                           f"{proc.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    print(json.dumps({"ready": device}), flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "time":
+            sync()
+            start = time.perf_counter()
+            run()
+            sync()
+            answer = {"s_per_step": (time.perf_counter() - start) / n}
+        elif command == "profile":  # the profiler slows the step: never during a timed block
+            answer = {"ops": op_profile.self_cpu_by_op(run)}
+        elif command == "census":
+            answer = {"census": gpt2.census_note(gpt2.route_census(run))}
+        else:
+            return
+        print(json.dumps(answer), flush=True)
 
 
-def measure(rounds: int = 2, timeout: float = 240) -> dict:
-    """Seconds per step on each side (medians over child processes, keyed
-    like timing.compare: "cuda_s", "flagos_s"), the ratio, each process's
-    median in run order ("rounds"), the routes the flagos side's operators
-    took (a census note) and, from the first round's two processes, host
-    time by ATen operator (an op_profile note)."""
-    times: dict[str, list[float]] = {"cuda": [], "flagos": []}
-    order, census, ops = [], "", {}
-    for r in range(rounds):
-        for device in (("cuda", "flagos") if r % 2 == 0 else ("flagos", "cuda")):
-            result = _one(device, timeout, profile=r == 0)
-            times[device].append(result["s_per_step"])
-            order.append(f"{device} {result['s_per_step'] * 1e3:.1f}")
-            census = result.get("census", census)
-            if "ops" in result:
-                ops[device] = {op: tuple(v) for op, v in result["ops"].items()}
-            print(f"    {device}: {result['s_per_step'] * 1e3:.1f} ms/step", file=sys.stderr, flush=True)
+class _Child:
+    """One serving process; ask() sends a command and waits for its answer."""
+
+    def __init__(self, device: str, dry: bool, timeout: float):
+        self.device, self.timeout = device, timeout
+        self._stderr = tempfile.TemporaryFile(mode="w+")
+        args = [sys.executable, "-m", "tools.bench.gpu_train_split", "--serve", device] + (["--dry-run"] if dry else [])
+        self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                      text=True)
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self._proc.stdout:
+            if line.startswith("{"):
+                self._lines.put(json.loads(line))
+        self._lines.put(None)  # the process ended
+
+    def ask(self, command: str | None) -> dict:
+        if command:
+            self._proc.stdin.write(command + "\n")
+            self._proc.stdin.flush()
+        try:
+            answer = self._lines.get(timeout=self.timeout)
+        except queue.Empty:
+            answer = None
+        if answer is None:
+            self.close()
+            self._stderr.seek(0)
+            raise RuntimeError(f"[flagos] GPT-2 training child on {self.device} gave no answer to "
+                               f"{command or 'its start'} within {self.timeout:.0f} s (exit {self._proc.poll()}):\n"
+                               f"{self._stderr.read()[-3000:]}")
+        return answer
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.write("quit\n")
+                self._proc.stdin.flush()
+                self._proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait()
+
+
+def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str = "cuda",
+            dry: bool = False) -> dict:
+    """Seconds per step on each side (medians of all blocks, keyed like
+    timing.compare: "<native>_s", "flagos_s"), the ratio (median of the
+    per-block ratios), each pair's medians ("rounds"), the routes the flagos
+    side's operators took (a census note) and, from the first pair, host time
+    by ATen operator on each side (an op_profile note)."""
+    times: dict[str, list[float]] = {native: [], "flagos": []}
+    ratios, per_pair, census, ops = [], [], "", {}
+    for p in range(pairs):
+        children = {dev: _Child(dev, dry, timeout) for dev in (native, "flagos")}  # both load at once
+        try:
+            for child in children.values():
+                child.ask(None)  # ready
+            mine: dict[str, list[float]] = {native: [], "flagos": []}
+            for b in range(blocks):
+                for dev in ((native, "flagos") if b % 2 == 0 else ("flagos", native)):
+                    mine[dev].append(children[dev].ask("time")["s_per_step"])
+                ratios.append(mine["flagos"][-1] / mine[native][-1])
+            per_pair.append("/".join(f"{statistics.median(mine[dev]) * 1e3:.1f}" for dev in (native, "flagos")))
+            for dev in mine:
+                times[dev] += mine[dev]
+            print(f"    pair {p + 1}: {native}/flagos {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
+            if p == 0:
+                ops = {dev: {op: tuple(v) for op, v in child.ask("profile")["ops"].items()}
+                       for dev, child in children.items()}
+                census = children["flagos"].ask("census")["census"]
+        finally:
+            for child in children.values():
+                child.close()
+    from tools.bench import op_profile
+
     out = {f"{dev}_s": statistics.median(t) for dev, t in times.items()}
-    out.update(ratio=out["flagos_s"] / out["cuda_s"], repeats=rounds * REPEATS, census=census,
-               rounds="ms/step per process, in run order: " + ", ".join(order))
-    if len(ops) == 2:
-        from tools.bench import op_profile
-
-        out["op_profile"] = op_profile.note_from(ops, "cuda", top=10)
+    out.update(ratio=statistics.median(ratios), repeats=len(ratios), census=census,
+               rounds=f"{pairs} process pairs x {blocks} blocks; each pair's median ms/step, {native}/flagos: "
+                      + ", ".join(per_pair),
+               op_profile=op_profile.note_from(ops, native, top=10))
     return out
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:6] == ["1"])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pairs", nargs="?", type=int, default=2)
+    parser.add_argument("blocks", nargs="?", type=int, default=8)
+    parser.add_argument("--native", default="cuda")
+    parser.add_argument("--dry-run", action="store_true", help="a 2-layer GPT-2 at batch 2 x 32 tokens")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.dry_run)
         return 0
-    r = measure(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
-    print(f"native cuda {r['cuda_s'] * 1e3:.1f} ms/step, flagos {r['flagos_s'] * 1e3:.1f} ms/step: "
-          f"flagos/native = {r['ratio']:.3f} (target <= 1.03)")
-    print(r["census"])
-    print(r["rounds"])
-    print(r.get("op_profile", ""))
+    r = measure(args.pairs, args.blocks, native=args.native, dry=args.dry_run)
+    print(f"native {args.native} {r[f'{args.native}_s'] * 1e3:.1f} ms/step, flagos {r['flagos_s'] * 1e3:.1f} "
+          f"ms/step: flagos/native = {r['ratio']:.3f} (target <= 1.03)")
+    for key in ("rounds", "census", "op_profile"):
+        print(r[key])
     return 0
 
 
