@@ -150,11 +150,11 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan,
   const c10::DeviceIndex device = found ? *found : static_cast<c10::DeviceIndex>(device::current_device());
   const Target target = target_for(kind, device);
 
-  // Written arguments and the returns that are them come back as the
-  // caller's own flagos tensors.
-  // Only the written arguments are needed again (each copy is a refcount).
+  // Returns that are written arguments come back as the caller's own flagos
+  // tensors: only those arguments are kept (each copy is a refcount).
   c10::SmallVector<c10::IValue, 8> originals(plan.keeps_originals ? num_args : 0);
-  for (int16_t i : plan.written) originals[i] = args[i];
+  for (int16_t i : plan.return_of)
+    if (i >= 0) originals[i] = args[i];
   Aliases aliases;
   // Per written argument (in plan.written's order), its aliases' range: the
   // sync back needs no search (a foreach op writes hundreds of tensors).

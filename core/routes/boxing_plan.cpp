@@ -17,7 +17,6 @@ BoxingPlan::BoxingPlan(const c10::OperatorHandle& op) {
     return_of.push_back(static_cast<int16_t>(writes ? alias : -1));
     keeps_originals |= writes;
   }
-  keeps_originals |= !written.empty();
   draws_default_generator = draws_from_default_generator(op);
 }
 

@@ -18,7 +18,7 @@ struct BoxingPlan {
   c10::SmallVector<int16_t, 4> written;        // arguments the op writes (in-place, out=)
   c10::SmallVector<int16_t, 2> return_of;      // per return: the written argument it is, or -1
   bool draws_default_generator = false;        // seeded, without a Generator argument
-  bool keeps_originals = false;                // `written` or `return_of` is used
+  bool keeps_originals = false;                // a return is a written argument
 };
 
 }  // namespace flagos::routes
