@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 BATCH, SEQ, STEPS = 8, 512, 3
 DRY = (2, 32, 1)  # batch, seq, steps of --dry-run (a 2-layer GPT-2 from gpt2.config(True))
@@ -41,26 +40,18 @@ DRY = (2, 32, 1)  # batch, seq, steps of --dry-run (a 2-layer GPT-2 from gpt2.co
 def serve(device: str, dry: bool) -> None:
     """The child: answers one JSON line per command read from stdin
     ("time", "profile", "census"), after a first {"ready": ...} line."""
-    import torch
-
     if device == "flagos":
         import torch_fl  # noqa: F401
-    from tools.bench import gpt2, op_profile
+    from tools.bench import gpt2, op_profile, timing
 
     batch, seq, steps = DRY if dry else (BATCH, SEQ, STEPS)
     run, n = gpt2.train_step(gpt2.build(gpt2.config(dry)), batch, seq, steps)(device)
-    sync = torch.get_device_module(device).synchronize
-    run()  # warm-up: allocator, kernels, optimizer state
-    sync()
+    timing.wall_clock(run, device)  # warm-up: allocator, kernels, optimizer state
     print(json.dumps({"ready": device}), flush=True)
     for line in sys.stdin:
         command = line.strip()
         if command == "time":
-            sync()
-            start = time.perf_counter()
-            run()
-            sync()
-            answer = {"s_per_step": (time.perf_counter() - start) / n}
+            answer = {"s_per_step": timing.wall_clock(run, device) / n}
         elif command == "profile":  # the profiler slows the step: never during a timed block
             answer = {"ops": op_profile.self_cpu_by_op(run)}
         elif command == "census":

@@ -44,30 +44,28 @@ def _cases():
 
 
 def _flaggems_cases(native: str):
-    """The flaggems route against FlagGems called directly (tools.bench.gpu's
-    (e) rows): on `native` the case calls the FlagGems function FlagGems
-    registered for the op, on flagos the torch call that reaches it."""
+    """The flaggems route against FlagGems called directly: tools.bench.gpu's
+    (e) cases for mul and layer_norm at 8x128 (on `native` the function
+    FlagGems registered for the op, on flagos the torch call reaching it)."""
+    from tools.bench.gpu import FLAGGEMS_OPS, _flaggems_inputs
     from torch_fl import _routing
 
     impls = _routing._python_impls
-    missing = [op for op in ("mul.Tensor", "native_layer_norm") if op not in impls or
-               torch_fl.routes(op)[0]["route"] != "flaggems"]
+    ops = ("mul.Tensor", "native_layer_norm")
+    missing = [op for op in ops if op not in impls or torch_fl.routes(op)[0]["route"] != "flaggems"]
     if missing:
         sys.exit(f"[flagos] --flaggems: {', '.join(missing)} not routed to flaggems; run with "
                  "FLAGOS_BACKEND_CONFIG=<installed confs>/cuda_flaggems.toml")
 
-    def mul(device):
-        a, b = torch.randn(8, 128, device=device), torch.randn(8, 128, device=device)
-        fn = impls["mul.Tensor"]
-        return (lambda: fn(a, b)) if device == native else (lambda: torch.mul(a, b))
+    def case(op):
+        _, count, via_torch, direct = FLAGGEMS_OPS[op]
 
-    def layer_norm(device):
-        x, w, b = (torch.randn(s, device=device) for s in ((8, 128), (128,), (128,)))
-        fn = impls["native_layer_norm"]
-        return ((lambda: fn(x, [128], w, b, 1e-5)) if device == native
-                else (lambda: torch.nn.functional.layer_norm(x, (128,), w, b, 1e-5)))
+        def make(device):
+            args = _flaggems_inputs(count, (8, 128), device)
+            return (lambda: direct(impls[op], *args)) if device == native else (lambda: via_torch(*args))
+        return make
 
-    return {"flaggems mul, 8x128 (direct on native)": mul, "flaggems layer_norm, 8x128 (direct on native)": layer_norm}
+    return {f"flaggems {op}, 8x128 (direct on native)": case(op) for op in ops}
 
 
 def _sampler_lib() -> str:
