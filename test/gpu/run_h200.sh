@@ -316,6 +316,11 @@ stage_bench() {
 }
 
 stage_host_profile() {
+  # --flaggems profiles the flaggems route: the installed FlagGems-primary conf.
+  if [[ " ${H200_HOST_PROFILE_ARGS:-} " == *" --flaggems "* && -f $STATE/confs_dir ]]; then
+    export FLAGOS_BACKEND_CONFIG
+    FLAGOS_BACKEND_CONFIG="$(cat "$STATE/confs_dir")/cuda_flaggems.toml"
+  fi
   # shellcheck disable=SC2086  # the extra arguments are meant to split
   "$PY" -m tools.bench.host_profile --md "$OUT/host_profile.md" ${H200_HOST_PROFILE_ARGS:-} 2>&1 >/dev/null |
     tee -i "$OUT/host_profile.txt"

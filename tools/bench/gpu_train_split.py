@@ -33,8 +33,10 @@ import sys
 import tempfile
 import threading
 
+from tools.bench import op_profile
+
 BATCH, SEQ, STEPS = 8, 512, 3
-DRY = (2, 32, 1)  # batch, seq, steps of --dry-run (a 2-layer GPT-2 from gpt2.config(True))
+DRY = (2, 32, 5)  # batch, seq, steps of --dry-run (a 2-layer GPT-2 from gpt2.config(True))
 
 
 def serve(device: str, dry: bool) -> None:
@@ -42,7 +44,7 @@ def serve(device: str, dry: bool) -> None:
     ("time", "profile", "census"), after a first {"ready": ...} line."""
     if device == "flagos":
         import torch_fl  # noqa: F401
-    from tools.bench import gpt2, op_profile, timing
+    from tools.bench import gpt2, timing
 
     batch, seq, steps = DRY if dry else (BATCH, SEQ, STEPS)
     run, n = gpt2.train_step(gpt2.build(gpt2.config(dry)), batch, seq, steps)(device)
@@ -54,6 +56,11 @@ def serve(device: str, dry: bool) -> None:
             answer = {"s_per_step": timing.wall_clock(run, device) / n}
         elif command == "profile":  # the profiler slows the step: never during a timed block
             answer = {"ops": op_profile.self_cpu_by_op(run)}
+        elif command == "kernels":  # device time per CUDA kernel: the same work on the GPU?
+            try:
+                answer = {"kernels": op_profile.device_time_by_kernel(run)}
+            except Exception as e:  # noqa: BLE001 - a host without CUDA, a profiler without CUPTI
+                answer = {"kernels": {}, "error": f"{type(e).__name__}: {e}"}
         elif command == "census":
             answer = {"census": gpt2.census_note(gpt2.route_census(run))}
         else:
@@ -112,9 +119,10 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
     timing.compare: "<native>_s", "flagos_s"), the ratio (median of the
     per-block ratios), each pair's medians ("rounds"), the routes the flagos
     side's operators took (a census note) and, from the first pair, host time
-    by ATen operator on each side (an op_profile note)."""
+    by ATen operator and device time by CUDA kernel on each side (op_profile
+notes)."""
     times: dict[str, list[float]] = {native: [], "flagos": []}
-    ratios, per_pair, census, ops = [], [], "", {}
+    ratios, per_pair, census, ops, kernels = [], [], "", {}, ""
     for p in range(pairs):
         children = {dev: _Child(dev, dry, timeout) for dev in (native, "flagos")}  # both load at once
         try:
@@ -133,16 +141,19 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
                 ops = {dev: {op: tuple(v) for op, v in child.ask("profile")["ops"].items()}
                        for dev, child in children.items()}
                 census = children["flagos"].ask("census")["census"]
+                answers = {dev: child.ask("kernels") for dev, child in children.items()}
+                errors = [f"{dev}: {a['error']}" for dev, a in answers.items() if "error" in a]
+                kernels = ("no device profile (" + "; ".join(errors) + ")" if errors else
+                           op_profile.kernel_note({dev: {k: tuple(v) for k, v in a["kernels"].items()}
+                                                   for dev, a in answers.items()}, native))
         finally:
             for child in children.values():
                 child.close()
-    from tools.bench import op_profile
-
     out = {f"{dev}_s": statistics.median(t) for dev, t in times.items()}
     out.update(ratio=statistics.median(ratios), repeats=len(ratios), census=census,
                rounds=f"{pairs} process pairs x {blocks} blocks; each pair's median ms/step, {native}/flagos: "
                       + ", ".join(per_pair),
-               op_profile=op_profile.note_from(ops, native, top=10))
+               op_profile=op_profile.note_from(ops, native, top=10), kernels=kernels)
     return out
 
 
@@ -160,7 +171,7 @@ def main() -> int:
     r = measure(args.pairs, args.blocks, native=args.native, dry=args.dry_run)
     print(f"native {args.native} {r[f'{args.native}_s'] * 1e3:.1f} ms/step, flagos {r['flagos_s'] * 1e3:.1f} "
           f"ms/step: flagos/native = {r['ratio']:.3f} (target <= 1.03)")
-    for key in ("rounds", "census", "op_profile"):
+    for key in ("rounds", "census", "op_profile", "kernels"):
         print(r[key])
     return 0
 

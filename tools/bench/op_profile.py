@@ -1,7 +1,8 @@
-"""Where a workload's host time goes, per ATen operator, on two devices: one
-call of each side's `run` under torch.profiler (CPU activity only), compared
-by each operator's self CPU time. Beside a GPT-2 row it says which operators
-carry the flagos overhead (the profiler's own cost is in both columns)."""
+"""Where a workload's time goes on two devices, from one call of each side's
+`run` under torch.profiler: host time per ATen operator (self CPU time; the
+profiler's own cost is in both columns), and device time per CUDA kernel.
+Beside a GPT-2 row they say whether a flagos gap is host overhead (operators)
+or different work on the GPU (kernels)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,37 @@ def self_cpu_by_op(run) -> dict[str, tuple[int, float]]:
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         run()
     return {e.key: (e.count, e.self_cpu_time_total) for e in prof.key_averages() if e.key.startswith("aten::")}
+
+
+def device_time_by_kernel(run) -> dict[str, tuple[int, float]]:
+    """CUDA kernel (or memcpy/memset) name -> (launches, device µs) for one
+    call of `run` (after a warm-up call). Kernels launched through flagos's
+    boxing are the CUDA kernels themselves, so the names compare directly."""
+    run()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        run()
+    return {e.key: (e.count, e.self_device_time_total) for e in prof.key_averages()
+            if e.device_type == torch.autograd.DeviceType.CUDA and e.self_device_time_total > 0}
+
+
+def kernel_note(by_dev: dict[str, dict[str, tuple[int, float]]], native: str, top: int = 6) -> str:
+    """One line: each side's kernel launches and device time, the kernels
+    only one side ran, and the `top` kernels with the most extra device time
+    on flagos."""
+    sides = "; ".join(f"{dev} {sum(c for c, _ in k.values())} launches, {sum(t for _, t in k.values()):.0f} µs"
+                      for dev, k in by_dev.items())
+    other = {native: "flagos", "flagos": native}
+    only = {dev: sorted(set(by_dev[dev]) - set(by_dev[other[dev]]), key=lambda n, d=dev: -by_dev[d][n][1])
+            for dev in (native, "flagos")}
+    extra = sorted(((by_dev["flagos"].get(n, (0, 0.0))[1] - by_dev[native].get(n, (0, 0.0))[1], n)
+                    for n in set(by_dev[native]) & set(by_dev["flagos"])), reverse=True)
+    parts = [f"device time by CUDA kernel (torch.profiler, one call): {sides}"]
+    for dev, names in only.items():
+        if names:
+            parts.append(f"only on {dev}: " + ", ".join(f"{n[:60]} ×{by_dev[dev][n][0]} {by_dev[dev][n][1]:.0f} µs"
+                                                        for n in names[:top]))
+    parts.append("most extra on flagos: " + ", ".join(f"{n[:60]} {d:+.0f} µs" for d, n in extra[:top]))
+    return "; ".join(parts)
 
 
 def compare_note(make, native: str, top: int = 8) -> str:
