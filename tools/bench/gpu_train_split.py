@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 from tools.bench import op_profile
 
@@ -53,7 +54,15 @@ def serve(device: str, dry: bool) -> None:
     for line in sys.stdin:
         command = line.strip()
         if command == "time":
-            answer = {"s_per_step": timing.wall_clock(run, device) / n}
+            # Also the host's share: the time until run() returns, before the
+            # final synchronisation. Near the whole block, the step is bound
+            # by the host (or by a synchronisation inside it).
+            timing.sync(device)
+            start = time.perf_counter()
+            run()
+            queued = time.perf_counter()
+            timing.sync(device)
+            answer = {"s_per_step": (time.perf_counter() - start) / n, "host_s_per_step": (queued - start) / n}
         elif command == "profile":  # the profiler slows the step: never during a timed block
             answer = {"ops": op_profile.self_cpu_by_op(run)}
         elif command == "kernels":  # device time per CUDA kernel: the same work on the GPU?
@@ -129,11 +138,16 @@ notes)."""
             for child in children.values():
                 child.ask(None)  # ready
             mine: dict[str, list[float]] = {native: [], "flagos": []}
+            queued: dict[str, list[float]] = {native: [], "flagos": []}
             for b in range(blocks):
                 for dev in ((native, "flagos") if b % 2 == 0 else ("flagos", native)):
-                    mine[dev].append(children[dev].ask("time")["s_per_step"])
+                    answer = children[dev].ask("time")
+                    mine[dev].append(answer["s_per_step"])
+                    queued[dev].append(answer["host_s_per_step"])
                 ratios.append(mine["flagos"][-1] / mine[native][-1])
-            per_pair.append("/".join(f"{statistics.median(mine[dev]) * 1e3:.1f}" for dev in (native, "flagos")))
+            per_pair.append("/".join(f"{statistics.median(mine[dev]) * 1e3:.1f}" for dev in (native, "flagos")) +
+                            " (host " + "/".join(f"{statistics.median(queued[dev]) * 1e3:.1f}"
+                                                 for dev in (native, "flagos")) + ")")
             for dev in mine:
                 times[dev] += mine[dev]
             print(f"    pair {p + 1}: {native}/flagos {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
@@ -151,7 +165,8 @@ notes)."""
                 child.close()
     out = {f"{dev}_s": statistics.median(t) for dev, t in times.items()}
     out.update(ratio=statistics.median(ratios), repeats=len(ratios), census=census,
-               rounds=f"{pairs} process pairs x {blocks} blocks; each pair's median ms/step, {native}/flagos: "
+               rounds=f"{pairs} process pairs x {blocks} blocks; each pair's median ms/step, {native}/flagos "
+                      "(host: until the last call returned): "
                       + ", ".join(per_pair),
                op_profile=op_profile.note_from(ops, native, top=10), kernels=kernels)
     return out

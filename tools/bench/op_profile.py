@@ -26,8 +26,12 @@ def device_time_by_kernel(run) -> dict[str, tuple[int, float]]:
     run()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         run()
+    # Once a PrivateUse1 backend is named, Kineto labels CUDA kernels
+    # PrivateUse1 (profiler_kineto.cpp): any device event counts. GPU user
+    # annotations (Optimizer.step ranges) are not kernels.
     return {e.key: (e.count, e.self_device_time_total) for e in prof.key_averages()
-            if e.device_type == torch.autograd.DeviceType.CUDA and e.self_device_time_total > 0}
+            if e.device_type != torch.autograd.DeviceType.CPU and not e.is_user_annotation
+            and e.self_device_time_total > 0}
 
 
 def kernel_note(by_dev: dict[str, dict[str, tuple[int, float]]], native: str, top: int = 6) -> str:
