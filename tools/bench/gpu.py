@@ -29,12 +29,14 @@ CPU, so that the flaggems route is exercised. Its numbers mean nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import torch
@@ -187,18 +189,46 @@ def section_flaggems(native: str, dry: bool, repeats: int) -> tuple[list, list]:
                          + ("" if fn else ", and FlagGems registered no function for it"))
             continue
         for shape in shapes:
-            def make(device: str, shape=shape):
+            def make(device: str, shape=shape, registered=False):
                 args = _flaggems_inputs(count, shape, device)
-                call = (lambda: via_torch(*args)) if device == "flagos" else (lambda: direct(fn, *args))
+                through_torch = device == "flagos" or registered
+                call = (lambda: via_torch(*args)) if through_torch else (lambda: direct(fn, *args))
 
                 def run():
                     for _ in range(calls):
                         call()
                 return run, calls
+            case = f"{op}: {torch_call}, {shape[0]}x{shape[1]} float32"
             r = timing.compare(make, repeats, devices=(native, "flagos"))
-            rows.append(_timed(f"{op}: {torch_call}, {shape[0]}x{shape[1]} float32", "µs/op", 1e6, r,
-                               native, baseline=f"FlagGems {getattr(fn, '__name__', op)}() on {native}"))
+            rows.append(_timed(case, "µs/op", 1e6, r, native,
+                               baseline=f"FlagGems {getattr(fn, '__name__', op)}() on {native}"))
+            # The same torch call on native tensors with FlagGems registered
+            # as the native kernel (what flag_gems.enable() does): both sides
+            # pay torch's own dispatch, so the gap is the route's alone.
+            with _registered_for(native, op, fn):
+                r = timing.compare(lambda dev, shape=shape: make(dev, shape, registered=dev == native), repeats,
+                                   devices=(native, "flagos"))
+            rows.append(_timed(case, "µs/op", 1e6, r, native, target=False,
+                               baseline=f"{torch_call} on {native}, FlagGems registered for {native.upper()}"))
     return rows, notes
+
+
+@contextlib.contextmanager
+def _registered_for(native: str, op: str, fn):
+    """FlagGems' `fn` as aten::`op`'s kernel for the native device while the
+    block runs (a torch.library registration, as flag_gems.use_gems makes);
+    a no-op on the CPU of a dry run."""
+    if native == "cpu":
+        yield
+        return
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
+            lib.impl(op, fn, native.upper())
+        yield
+    finally:
+        lib._destroy()
 
 
 SECTIONS = {"tiny": section_tiny, "bandwidth": section_bandwidth, "train": section_train,
