@@ -25,6 +25,7 @@ names any operator that left the device (cpu_fallback).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import queue
 import statistics
@@ -53,16 +54,23 @@ def serve(device: str, dry: bool) -> None:
     print(json.dumps({"ready": device}), flush=True)
     for line in sys.stdin:
         command = line.strip()
-        if command == "time":
+        if command in ("time", "time nogc"):
             # Also the host's share: the time until run() returns, before the
             # final synchronisation. Near the whole block, the step is bound
-            # by the host (or by a synchronisation inside it).
+            # by the host (or by a synchronisation inside it). "nogc" times
+            # with Python's collector off, as timeit does; the count of full
+            # collections says what the collector cost the other blocks.
+            if command == "time nogc":
+                gc.disable()
             timing.sync(device)
             start = time.perf_counter()
             run()
             queued = time.perf_counter()
             timing.sync(device)
-            answer = {"s_per_step": (time.perf_counter() - start) / n, "host_s_per_step": (queued - start) / n}
+            end = time.perf_counter()
+            gc.enable()
+            answer = {"s_per_step": (end - start) / n, "host_s_per_step": (queued - start) / n,
+                      "full_collections": gc.get_stats()[2]["collections"]}
         elif command == "profile":  # the profiler slows the step: never during a timed block
             answer = {"ops": op_profile.self_cpu_by_op(run)}
         elif command == "kernels":  # device time per CUDA kernel: the same work on the GPU?
@@ -131,7 +139,7 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
     by ATen operator and device time by CUDA kernel on each side (op_profile
 notes)."""
     times: dict[str, list[float]] = {native: [], "flagos": []}
-    ratios, per_pair, census, ops, kernels = [], [], "", {}, ""
+    ratios, nogc_ratios, per_pair, census, ops, kernels = [], [], [], "", {}, ""
     for p in range(pairs):
         children = {dev: _Child(dev, dry, timeout) for dev in (native, "flagos")}  # both load at once
         try:
@@ -139,15 +147,24 @@ notes)."""
                 child.ask(None)  # ready
             mine: dict[str, list[float]] = {native: [], "flagos": []}
             queued: dict[str, list[float]] = {native: [], "flagos": []}
+            nogc: dict[str, list[float]] = {native: [], "flagos": []}
+            collections: dict[str, list[int]] = {native: [], "flagos": []}
             for b in range(blocks):
                 for dev in ((native, "flagos") if b % 2 == 0 else ("flagos", native)):
                     answer = children[dev].ask("time")
                     mine[dev].append(answer["s_per_step"])
                     queued[dev].append(answer["host_s_per_step"])
+                    collections[dev].append(answer["full_collections"])
                 ratios.append(mine["flagos"][-1] / mine[native][-1])
-            per_pair.append("/".join(f"{statistics.median(mine[dev]) * 1e3:.1f}" for dev in (native, "flagos")) +
-                            " (host " + "/".join(f"{statistics.median(queued[dev]) * 1e3:.1f}"
-                                                 for dev in (native, "flagos")) + ")")
+                for dev in (("flagos", native) if b % 2 == 0 else (native, "flagos")):
+                    nogc[dev].append(children[dev].ask("time nogc")["s_per_step"])
+                nogc_ratios.append(nogc["flagos"][-1] / nogc[native][-1])
+            sides = (native, "flagos")
+            per_pair.append("/".join(f"{statistics.median(mine[dev]) * 1e3:.1f}" for dev in sides) +
+                            " (host " + "/".join(f"{statistics.median(queued[dev]) * 1e3:.1f}" for dev in sides) +
+                            "; collector off " + "/".join(f"{statistics.median(nogc[dev]) * 1e3:.1f}" for dev in sides) +
+                            "; full collections " + "/".join(f"{collections[dev][-1] - collections[dev][0]}"
+                                                             for dev in sides) + ")")
             for dev in mine:
                 times[dev] += mine[dev]
             print(f"    pair {p + 1}: {native}/flagos {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
@@ -166,8 +183,10 @@ notes)."""
     out = {f"{dev}_s": statistics.median(t) for dev, t in times.items()}
     out.update(ratio=statistics.median(ratios), repeats=len(ratios), census=census,
                rounds=f"{pairs} process pairs x {blocks} blocks; each pair's median ms/step, {native}/flagos "
-                      "(host: until the last call returned): "
-                      + ", ".join(per_pair),
+                      "(host: until the last call returned; collector off: blocks timed with Python's gc "
+                      "disabled, between the others; full collections: during the pair's blocks): "
+                      + ", ".join(per_pair) + f"; with the collector off, flagos/native = "
+                      f"{statistics.median(nogc_ratios):.3f}",
                op_profile=op_profile.note_from(ops, native, top=10), kernels=kernels)
     return out
 
