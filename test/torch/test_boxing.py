@@ -96,3 +96,22 @@ def test_foreach_over_many_tensors(n):
     torch._foreach_mul_(dev, 3.0)
     torch._foreach_mul_(cpu, 3.0)
     assert all(torch.equal(d.cpu(), c) for d, c in zip(dev, cpu))
+
+
+def test_a_fresh_result_is_a_flagos_tensor_through_and_through():
+    # Boxing re-labels a kernel's fresh result in place (device and dispatch
+    # keys): the result must dispatch like any flagos tensor, autocast and
+    # autograd included, and know nothing of the stock device.
+    x = torch.rand(4, 4, device="flagos")
+    y = x + x  # a fresh result of the stock kernel
+    keys = str(torch._C._dispatch_keys(y))
+    assert y.device.type == "flagos" and not y.is_cpu and not y.is_cuda
+    assert "PrivateUse1" in keys and "AutocastPrivateUse1" in keys
+    assert "CPU" not in keys.replace("PrivateUse1", "") and "CUDA" not in keys
+    assert y.untyped_storage().device.type == "flagos"
+    with torch.autocast("flagos", dtype=torch.bfloat16):
+        assert (y @ y).dtype == torch.bfloat16  # autocast reaches the result
+    w = (x * 2).requires_grad_()
+    (w.sin() * 3).sum().backward()
+    torch.testing.assert_close(w.grad.cpu(), 3 * torch.cos(x.cpu() * 2))
+    assert w.grad.device.type == "flagos"
