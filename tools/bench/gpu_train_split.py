@@ -137,7 +137,8 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
     per-block ratios), each pair's medians ("rounds"), the routes the flagos
     side's operators took (a census note) and, from the first pair, host time
     by ATen operator and device time by CUDA kernel on each side (op_profile
-notes)."""
+    notes). Each pair also times blocks with Python's collector off, between
+    the others; their ratio is reported in "rounds"."""
     times: dict[str, list[float]] = {native: [], "flagos": []}
     ratios, nogc_ratios, per_pair, census, ops, kernels = [], [], [], "", {}, ""
     for p in range(pairs):
@@ -159,12 +160,12 @@ notes)."""
                 for dev in (("flagos", native) if b % 2 == 0 else (native, "flagos")):
                     nogc[dev].append(children[dev].ask("time nogc")["s_per_step"])
                 nogc_ratios.append(nogc["flagos"][-1] / nogc[native][-1])
-            sides = (native, "flagos")
-            per_pair.append("/".join(f"{statistics.median(mine[dev]) * 1e3:.1f}" for dev in sides) +
-                            " (host " + "/".join(f"{statistics.median(queued[dev]) * 1e3:.1f}" for dev in sides) +
-                            "; collector off " + "/".join(f"{statistics.median(nogc[dev]) * 1e3:.1f}" for dev in sides) +
-                            "; full collections " + "/".join(f"{collections[dev][-1] - collections[dev][0]}"
-                                                             for dev in sides) + ")")
+            def both(per_side: dict, value) -> str:  # "native/flagos"
+                return "/".join(value(per_side[dev]) for dev in (native, "flagos"))
+
+            ms = lambda times: f"{statistics.median(times) * 1e3:.1f}"  # noqa: E731
+            per_pair.append(f"{both(mine, ms)} (host {both(queued, ms)}; collector off {both(nogc, ms)}; "
+                            f"full collections {both(collections, lambda c: str(c[-1] - c[0]))})")
             for dev in mine:
                 times[dev] += mine[dev]
             print(f"    pair {p + 1}: {native}/flagos {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
