@@ -19,6 +19,7 @@
 #include "device/runtime.h"
 #include "device/streams.h"
 #include "routes/boxing.h"
+#include "routes/typed_boxing_ops.h"
 
 namespace flagos::aten {
 namespace {
@@ -113,41 +114,28 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 // .to(dtype) on one device (autocast's casts: hundreds per training step).
 // torch's composite _to_copy would allocate on flagos and reach _copy_from,
 // which boxes a copy_; instead the stock device's own _to_copy runs on the
-// operand's bytes and its result is re-labelled, one boxed call in all. A
-// change of device or layout, pinning, or a plugin without a stock target
-// takes torch's composite kernel, as before.
-constexpr size_t kToCopyArgs = 7;  // self, dtype, layout, device, pin_memory, non_blocking, memory_format
-
-bool to_copy_stays_on_device(const c10::IValue* args, c10::DeviceIndex device) {
-  const c10::IValue& layout = args[2];
-  const c10::IValue& to = args[3];
-  const c10::IValue& pin = args[4];
-  if (!layout.isNone() && layout.toLayout() != c10::kStrided) return false;
-  if (!pin.isNone() && pin.toBool()) return false;
-  if (to.isNone()) return true;
-  const c10::Device d = to.toDevice();
-  if (d.type() != c10::DeviceType::PrivateUse1) return false;
-  return (d.has_index() ? d.index() : static_cast<c10::DeviceIndex>(device::current_device())) == device;
+// operand's bytes and its result is re-labelled, one typed boxing call in
+// all. A change of device or layout, pinning, or a plugin without a stock
+// target takes torch's composite kernel, as before.
+bool to_copy_stays_on_device(std::optional<c10::Layout> layout, std::optional<c10::Device> to,
+                             std::optional<bool> pin, c10::DeviceIndex device) {
+  if (layout && *layout != c10::kStrided) return false;
+  if (pin && *pin) return false;
+  if (!to) return true;
+  if (to->type() != c10::DeviceType::PrivateUse1) return false;
+  return (to->has_index() ? to->index() : static_cast<c10::DeviceIndex>(device::current_device())) == device;
 }
 
-void to_copy(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-  const c10::IValue* args = &*(stack->end() - kToCopyArgs);
-  const at::Tensor self = args[0].toTensor();
+at::Tensor to_copy(const at::Tensor& self, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                   std::optional<c10::Device> device, std::optional<bool> pin_memory, bool non_blocking,
+                   std::optional<c10::MemoryFormat> memory_format) {
   // The dispatcher also sends here a host tensor bound for flagos (the device
   // argument's key counts): that is a transfer, torch's kernel does it.
   const bool on_flagos = self.device().type() == c10::DeviceType::PrivateUse1 && self.layout() == c10::kStrided;
   const auto target = on_flagos ? routes::stock_target(self.device().index()) : std::nullopt;
-  if (target && to_copy_stays_on_device(args, self.device().index())) {
-    static const routes::BoxingPlan plan(op);
-    (*target == routes::BoxingTarget::Cpu ? routes::cpu_boxing : routes::cuda_boxing)(op, plan, stack);
-    return;
-  }
-  at::Tensor result = at::native::_to_copy(self, args[1].toOptional<c10::ScalarType>(),
-                                           args[2].toOptional<c10::Layout>(), args[3].toOptional<c10::Device>(),
-                                           args[4].toOptional<bool>(), args[5].toBool(),
-                                           args[6].toOptional<c10::MemoryFormat>());
-  torch::jit::drop(*stack, kToCopyArgs);
-  torch::jit::push(*stack, std::move(result));
+  if (target && to_copy_stays_on_device(layout, device, pin_memory, self.device().index()))
+    return routes::typed_to_copy(*target, self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+  return at::native::_to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
@@ -171,7 +159,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
-  m.impl("_to_copy", torch::CppFunction::makeFromBoxedFunction<&to_copy>());
+  m.impl("_to_copy", TORCH_FN(to_copy));
 }
 
 }  // namespace

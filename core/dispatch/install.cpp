@@ -15,6 +15,7 @@
 #include "routes/aten_op.h"
 #include "routes/host_allocation.h"
 #include "routes/native.h"
+#include "routes/typed_boxing_ops.h"
 
 namespace flagos::dispatch {
 namespace {
@@ -109,8 +110,16 @@ const Installed& install(const InstallOptions& options) {
   TorchCatalog catalog(options.catalog);
   static torch::Library* lib =
       new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  const bool log_dispatch = diag::channel_enabled("dispatch");
   auto register_route = [&](const Route& r) {
     if (r.kind == RouteKind::CpuBoxing) routes::install_cpu_allocator_redirect();
+    if (r.kind == RouteKind::CpuBoxing || r.kind == RouteKind::CudaBoxing) {
+      const auto target = r.kind == RouteKind::CpuBoxing ? routes::BoxingTarget::Cpu : routes::BoxingTarget::Cuda;
+      if (auto typed = routes::typed_boxing_kernel(r.op, target, log_dispatch ? dispatch_log_line(r) : "")) {
+        lib->impl(r.op.c_str(), std::move(*typed));
+        return;
+      }
+    }
     std::optional<routes::NativeKernel> native;
     if (r.kind == RouteKind::Native) native = routes::find_native(r.op);
     // resolve() admitted only operators this torch declares.

@@ -12,6 +12,9 @@ namespace flagos::dispatch {
 
 using routing::RouteKind;
 
+std::string dispatch_log_line(const routing::Route& route) {
+  return "dispatch: aten::" + route.op + " -> " + std::string(routing::name(route.kind)) + " (" + route.why + ")";
+}
 
 RouteKernel::RouteKernel(const c10::OperatorHandle& op, routing::Route route,
                          std::optional<routes::NativeKernel> native, RouteKind next)
@@ -25,10 +28,7 @@ RouteKernel::RouteKernel(const c10::OperatorHandle& op, routing::Route route,
 void RouteKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
                              torch::jit::Stack* stack) {
   static const bool log_dispatch = diag::channel_enabled("dispatch");
-  if (log_dispatch && !logged_.exchange(true)) {
-    diag::info("dispatch: aten::" + route_.op + " -> " + std::string(routing::name(route_.kind)) +
-               " (" + route_.why + ")");
-  }
+  if (log_dispatch && !logged_.exchange(true)) diag::info(dispatch_log_line(route_));
   run(route_.kind, op, stack);
 }
 
@@ -42,8 +42,9 @@ void RouteKernel::run(RouteKind kind, const c10::OperatorHandle& op, torch::jit:
       if (flaggems_on_cuda_) {
         // FlagGems' Triton kernels take CUDA tensors and launch on torch's
         // current CUDA stream: box the operands, as for the cuda route.
-        routes::run_boxed(routes::BoxingTarget::Cuda, plan_, stack,
-                          [&](torch::jit::Stack* s) { routes::call_python(route_.op, op, s); });
+        routes::run_boxed(
+            routes::BoxingTarget::Cuda, plan_, stack,
+            [&](torch::jit::Stack* s) { routes::call_python(route_.op, op, s); }, /*recycle_aliases=*/false);
       } else {
         routes::call_python(route_.op, op, stack);
       }

@@ -8,12 +8,16 @@
 
 #include <atomic>
 #include <optional>
+#include <string>
 
 #include "routes/boxing_plan.h"
 #include "routes/native.h"
 #include "routing/table.h"
 
 namespace flagos::dispatch {
+
+// What FLAGOS_LOG=dispatch writes at an operator's first call.
+std::string dispatch_log_line(const routing::Route& route);
 
 class RouteKernel final : public c10::OperatorKernel {
  public:

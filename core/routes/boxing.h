@@ -1,8 +1,8 @@
 // Boxing: run the installed torch's own kernels for another dispatch key on
 // flagos memory, zero-copy (DESIGN.md, "boxing to a stock dispatch key").
 //
-// Operands are presented as tensors of the target device type aliasing the
-// same bytes; the kernel runs; results come back as flagos tensors: view
+// Operands are presented as tensors of the target device type over the same
+// storage (boxing_call.h); the kernel runs; results come back as flagos tensors: view
 // results onto the operand's flagos storage, fresh results re-labelled in
 // place (their memory stays where the kernel allocated it), anything else
 // copied. Two targets:
@@ -11,8 +11,9 @@
 //         by the kernel come from the flagos allocator (HostAllocationScope).
 //   cuda  CUDA-ABI plugins. The kernel is launched on the flagos current
 //         stream (made torch's current CUDA stream for the call): no
-//         synchronisation, no null-stream launch. Its allocations come from
-//         torch's CUDA caching allocator (reported beside flagos memory).
+//         synchronisation, no null-stream launch. Its fresh outputs come
+//         from torch's CUDA caching allocator (reported beside flagos
+//         memory); an out= operand it grows grows through the flagos one.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -21,16 +22,16 @@
 
 #include <optional>
 
+#include "routes/boxing_call.h"
 #include "routes/boxing_plan.h"
 
 namespace flagos::routes {
 
-enum class BoxingTarget { Cpu, Cuda };
-
 // Boxes the stack's operands for `target`, runs `invoke` on it, unboxes.
-// `plan` is the called op's (boxing_plan.h).
-void run_boxed(BoxingTarget target, const BoxingPlan& plan,
-               torch::jit::Stack* stack, c10::function_ref<void(torch::jit::Stack*)> invoke);
+// `plan` is the called op's (boxing_plan.h). `recycle_aliases`: as for
+// BoxingCall (false when `invoke` may hand the operands to Python).
+void run_boxed(BoxingTarget target, const BoxingPlan& plan, torch::jit::Stack* stack,
+               c10::function_ref<void(torch::jit::Stack*)> invoke, bool recycle_aliases = true);
 
 // A view of flagos tensor `t` as a tensor of `target`'s device type (same
 // bytes, no copy). For metadata-only uses (shape/dtype checks) it is safe on

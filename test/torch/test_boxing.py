@@ -115,3 +115,58 @@ def test_a_fresh_result_is_a_flagos_tensor_through_and_through():
     (w.sin() * 3).sum().backward()
     torch.testing.assert_close(w.grad.cpu(), 3 * torch.cos(x.cpu() * 2))
     assert w.grad.device.type == "flagos"
+
+
+@pytest.mark.parametrize("op", ["add_", "mul_", "div_", "masked_fill_", "fill_", "zero_"])
+def test_an_in_place_op_returns_the_callers_own_tensor(op):
+    # These take the typed kernel (routes/typed_boxing.h), whose Tensor&
+    # return must be the caller's flagos tensor, not the kernel's alias.
+    cpu = torch.arange(1.0, 7.0).reshape(2, 3)
+    other = torch.full((2, 3), 2.0)
+    args = {"add_": (other,), "mul_": (other,), "div_": (other,),
+            "masked_fill_": (other > 1.5, -1.0), "fill_": (5.0,), "zero_": ()}[op]
+    dev = cpu.to("flagos")
+    ptr, version = dev.data_ptr(), dev._version
+    result = getattr(dev, op)(*[a.to("flagos") if isinstance(a, torch.Tensor) else a for a in args])
+    expected = getattr(cpu.clone(), op)(*args)
+    assert result is dev
+    assert dev.data_ptr() == ptr and dev._version > version
+    torch.testing.assert_close(dev.cpu(), expected)
+
+
+def test_operands_of_every_layout_in_turn():
+    # Each call's operand aliases are reused by the thread's next call
+    # (routes/boxing_call.cpp): dtype, sizes, strides, offset and the
+    # conjugate/negative bits must all be those of the new operand.
+    g = torch.Generator().manual_seed(3)
+    base = torch.randn(6, 8, generator=g)
+    z = torch.complex(base, base.flip(0))
+    plain = [base, base.t(), base[1:, 2:5], base[::2, ::3], base.reshape(-1)[5:], base.double(),
+             base.to(torch.bfloat16), base.long(), z]
+    cases = [(t, lambda t=t: t.to("flagos")) for t in plain] + [
+        (z.conj(), lambda: z.to("flagos").conj()),               # the conjugate bit
+        (z._neg_view(), lambda: z.to("flagos")._neg_view()),     # the negative bit
+        (z.conj()._neg_view(), lambda: z.to("flagos").conj()._neg_view()),
+    ]
+    for _ in range(3):
+        for cpu, make in cases:
+            dev = make()
+            assert dev.is_conj() == cpu.is_conj() and dev.is_neg() == cpu.is_neg()
+            torch.testing.assert_close(torch.mul(dev, dev).cpu(), torch.mul(cpu, cpu))
+            torch.testing.assert_close(torch.add(dev, 1).cpu(), torch.add(cpu, 1))
+            torch.testing.assert_close(dev.clone().cpu(), cpu.clone())
+    # A view result outlives later calls on the same (reused) aliases.
+    dev = torch.arange(12.0, device="flagos").reshape(3, 4)
+    flat = torch.ops.aten._unsafe_view(dev, [12])
+    for _ in range(5):
+        torch.mul(dev, 2)
+    dev[0, 0] = -1.0
+    assert flat[0].item() == -1.0 and flat.device.type == "flagos"
+
+
+def test_foreach_results_are_flagos_tensors_through_and_through():
+    roots = torch._foreach_sqrt(flagos(params()))
+    for r in roots:
+        keys = str(torch._C._dispatch_keys(r))
+        assert r.device.type == "flagos" and "PrivateUse1" in keys and "CUDA" not in keys
+        assert "CPU" not in keys.replace("PrivateUse1", "")

@@ -1,0 +1,223 @@
+#include "routes/boxing_call.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <algorithm>
+
+#include "aten/transfer.h"
+#include "device/device_allocator.h"
+#include "device/generator.h"
+#include "device/runtime.h"
+#include "device/streams.h"
+#include "routes/host_allocation.h"
+
+namespace flagos::routes {
+namespace {
+
+// TensorImpl fixes its device at construction, from the storage, and has no
+// setter: re-labelling a result in place needs one, hence this pointer to
+// the protected member, taken through a derived class as the language allows.
+struct TensorImplDevice : c10::TensorImpl {
+  static constexpr std::optional<c10::Device> c10::TensorImpl::*member = &TensorImplDevice::device_opt_;
+};
+
+c10::Device cuda_device_of(c10::DeviceIndex flagos) {
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device::properties(flagos).interop_device_index));
+}
+
+at::Tensor flagos_over(c10::Storage storage, const at::Tensor& like) {
+  auto out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
+                                                      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                      like.dtype());
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  if (like.is_conj()) out._set_conj(true);
+  if (like.is_neg()) out._set_neg(true);
+  return out;
+}
+
+// Re-labels a tensor nothing else references as a flagos tensor, in place:
+// one TensorImpl fewer to make and free per result, a measurable share of a
+// small op's cost. _change_backend_component_keys swaps the dispatch keys,
+// autocast's included. A shared tensor gets a flagos tensor of its own.
+at::Tensor relabel(const at::Tensor& t, c10::DeviceIndex device) {
+  if (t.use_count() != 1 || t.weak_use_count() != 1) return flagos_over(t.storage(), t);
+  const c10::Device flagos(c10::DeviceType::PrivateUse1, device);
+  c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  impl->*TensorImplDevice::member = flagos;
+  impl->_change_backend_component_keys(flagos);
+  return t;
+}
+
+// Per thread and target, aliases of finished calls (~BoxingCall).
+BoxingCall::SpareAliases& spare_aliases(BoxingTarget target) {
+  thread_local BoxingCall::SpareAliases spare[2];
+  return spare[target == BoxingTarget::Cpu ? 0 : 1];
+}
+
+void wait_for_stream(c10::DeviceIndex device) {
+  const auto& plugin = device::active_plugin();
+  flagos_stream_t stream = device::current_native(device);
+  flagos_status_t status = plugin.api().stream_query(stream);
+  if (status == FLAGOS_NOT_READY) status = plugin.api().stream_synchronize(stream);
+  plugin.check(status, "stream_synchronize");
+}
+
+// Makes the flagos current stream torch's current CUDA stream for the call.
+// An external CUDA stream's c10 id is its cudaStream_t (c10/cuda/CUDAStream).
+class CudaStreamScope {
+ public:
+  explicit CudaStreamScope(c10::DeviceIndex device)
+      : impl_(c10::impl::getDeviceGuardImpl(c10::kCUDA)),
+        previous_(impl_->exchangeStream(device::current_cuda_stream(device))) {}
+  ~CudaStreamScope() { impl_->exchangeStream(previous_); }
+
+ private:
+  const c10::impl::DeviceGuardImplInterface* impl_;
+  c10::Stream previous_;
+};
+
+}  // namespace
+
+BoxingCall::BoxingCall(BoxingTarget target, c10::DeviceIndex device, bool recycle_aliases)
+    : target_(target),
+      device_(device),
+      target_device_(target == BoxingTarget::Cpu ? c10::Device(c10::kCPU) : cuda_device_of(device)),
+      target_keys_(target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA),
+      spare_(recycle_aliases ? &spare_aliases(target) : nullptr) {}
+
+BoxingCall::~BoxingCall() {
+  if (!spare_) return;
+  // An alias only this call still references, whose storage nothing else
+  // shares and still borrows (a kernel may have grown it into memory of its
+  // own), is kept for the thread's next call: three allocations and frees
+  // fewer per operand.
+  for (Alias& a : aliases_) {
+    if (spare_->size() == kSpareAliases) break;
+    const c10::Storage& storage = a.boxed.storage();
+    if (a.boxed.use_count() == 1 && a.boxed.weak_use_count() == 1 && storage.use_count() == 1 &&
+        storage.unsafeGetStorageImpl() == a.storage &&
+        storage.data_ptr().get_deleter() == &c10::detail::deleteNothing)
+      spare_->push_back(std::move(a.boxed));
+  }
+}
+
+at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
+  if (!aten::is_flagos(t)) return t;
+  c10::Device device = target_device_;
+  const c10::DeviceIndex own = t.device().index();
+  if (own != device_) {
+    // Another flagos device's operand keeps its own device, so that the
+    // kernel's own same-device checks still see the mismatch.
+    if (target_ == BoxingTarget::Cuda) {
+      device = cuda_device_of(own);
+    } else if (std::find(other_devices_.begin(), other_devices_.end(), own) == other_devices_.end()) {
+      other_devices_.push_back(own);
+    }
+  }
+  // A storage of its own, labelled with the target device: views the kernel
+  // takes of the alias get their device from the storage. Non-owning: the
+  // flagos tensor, alive on the caller's stack, owns the bytes.
+  c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+  c10::DataPtr bytes(impl->mutable_data(), device);
+  c10::Allocator* grow = target_ == BoxingTarget::Cpu ? flagos_as_cpu_allocator() : c10::GetAllocator(c10::kCUDA);
+  at::Tensor alias;
+  if (spare_ && !spare_->empty()) {
+    alias = std::move(spare_->back());
+    spare_->pop_back();
+    c10::StorageImpl* storage = alias.storage().unsafeGetStorageImpl();
+    storage->set_data_ptr_noswap(std::move(bytes));
+    storage->set_nbytes(impl->nbytes());
+    storage->set_allocator(grow);
+    storage->set_resizable(impl->resizable());
+    // Re-reads the device from the storage.
+    alias.unsafeGetTensorImpl()->set_storage_and_dtype(alias.storage(), t.dtype());
+  } else {
+    auto storage = c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), impl->nbytes(),
+                                                         std::move(bytes), grow, impl->resizable());
+    alias = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(std::move(storage)), target_keys_, t.dtype());
+  }
+  c10::StorageImpl* created = alias.storage().unsafeGetStorageImpl();
+  alias.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  if (alias.is_conj() != t.is_conj()) alias._set_conj(t.is_conj());
+  if (alias.is_neg() != t.is_neg()) alias._set_neg(t.is_neg());
+  aliases_.push_back({t, alias, created, written});
+  return alias;
+}
+
+c10::Device BoxingCall::box(c10::Device d) const {
+  return d.type() == c10::DeviceType::PrivateUse1 ? target_device_ : d;
+}
+
+at::Generator BoxingCall::box_generator(const std::optional<at::Generator>& gen) const {
+  return device::engine_for(gen && gen->defined() ? *gen : at::Generator(), device_);
+}
+
+void BoxingCall::run(bool draws_default_generator, c10::function_ref<void()> kernel) {
+  if (target_ == BoxingTarget::Cpu) {
+    // The kernel runs now, on the host: queued device work must finish first.
+    wait_for_stream(device_);
+    for (c10::DeviceIndex d : other_devices_) wait_for_stream(d);
+    HostAllocationScope scope(device_);
+    device::SeededCpuScope seeded(device_, draws_default_generator);
+    kernel();
+  } else {
+    CudaStreamScope scope(device_);
+    kernel();
+  }
+  for (const Alias& a : aliases_)
+    if (a.written) sync_back(a);
+}
+
+// An out=/in-place operand whose alias the kernel resized or re-pointed.
+void BoxingCall::sync_back(const Alias& a) const {
+  c10::TensorImpl* flagos = a.flagos.unsafeGetTensorImpl();
+  c10::StorageImpl* now = a.boxed.storage().unsafeGetStorageImpl();
+  c10::StorageImpl* mine = a.flagos.storage().unsafeGetStorageImpl();
+  if (now == a.storage && now->data() != mine->data()) {
+    c10::DataPtr grown = std::move(now->mutable_data_ptr());  // adopt the grown block
+    grown.unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, device_));
+    mine->set_data_ptr_noswap(std::move(grown));
+    mine->set_nbytes(now->nbytes());
+  } else if (now != a.storage) {
+    // The kernel pointed the operand at other memory (set_): take its values.
+    if (a.flagos.sizes() != a.boxed.sizes()) a.flagos.resize_(a.boxed.sizes());
+    aten::write_into(a.flagos, a.boxed.device().is_cpu() ? a.boxed : a.boxed.cpu());
+    return;
+  }
+  if (flagos->sizes() != a.boxed.sizes() || flagos->strides() != a.boxed.strides() ||
+      flagos->storage_offset() != a.boxed.storage_offset())
+    flagos->set_sizes_and_strides(a.boxed.sizes(), a.boxed.strides(), a.boxed.storage_offset());
+}
+
+at::Tensor BoxingCall::unbox(const at::Tensor& t) const {
+  if (!t.defined() || t.device().type() == c10::DeviceType::PrivateUse1) return t;
+  // A CUDA kernel's host result (the attention kernels' philox seed and
+  // offset) stays on the host, as on native CUDA: copying it over costs a
+  // transfer per call, and the backward kernel wants it on the host anyway.
+  if (target_ == BoxingTarget::Cuda && t.device().is_cpu()) return t;
+  c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+  // A view of an operand has its alias's storage, which does not own its
+  // bytes (a deleter that deletes nothing): only such a result is searched
+  // for, so that a foreach op's hundreds of fresh results do not each scan
+  // hundreds of aliases.
+  if (storage->data_ptr().get_deleter() == &c10::detail::deleteNothing) {
+    for (const Alias& a : aliases_)
+      if (storage == a.storage) return flagos_over(a.flagos.storage(), t);
+  }
+  const bool ours = target_ == BoxingTarget::Cpu ? is_flagos_allocation(storage->data_ptr())
+                                                 : t.device().type() == c10::kCUDA;
+  if (ours) {
+    storage->mutable_data_ptr().unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, device_));
+    storage->set_allocator(device::allocator());
+    return relabel(t, device_);
+  }
+  // Ordinary host memory (a cached constant, a scalar): copy it over.
+  at::Tensor host = t.device().is_cpu() ? t : t.cpu();
+  at::Tensor out = at::empty_strided(host.sizes(), host.strides(),
+                                     host.options().device(c10::Device(c10::DeviceType::PrivateUse1, device_)));
+  aten::write_into(out, host);
+  return out;
+}
+
+}  // namespace flagos::routes

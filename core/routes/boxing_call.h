@@ -1,0 +1,84 @@
+// One call of a stock device's kernel on flagos memory (routes/boxing.h):
+// the operands presented as tensors of the target device type, the kernel
+// run where that device expects it, the results made flagos tensors again.
+// Both ways of reaching a kernel use it: the boxed route (a Stack, any
+// operator) and the typed fast path (unboxed_boxing.h, the hottest ones).
+//
+// An alias has a StorageImpl of its own over the operand's bytes: a view the
+// kernel takes of it gets its device from the storage, so the storage must
+// say the target device. A view it returns is mapped back onto the flagos
+// storage; an out= operand it grew adopts the grown block.
+//
+// Not thread-safe; one per call, on the calling thread's stack.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+#include <c10/util/FunctionRef.h>
+#include <c10/util/SmallVector.h>
+
+#include <optional>
+
+namespace flagos::routes {
+
+enum class BoxingTarget { Cpu, Cuda };
+
+class BoxingCall {
+ public:
+  // `device`: the flagos device the op runs on (its first flagos operand's).
+  // `recycle_aliases`: the kernel is C++ and keeps no alias past the call, so
+  // aliases are reused by the thread's next call. Not for kernels that may
+  // hand them to Python (the flaggems route), which may tie objects to them.
+  BoxingCall(BoxingTarget target, c10::DeviceIndex device, bool recycle_aliases = true);
+  ~BoxingCall();
+  BoxingCall(const BoxingCall&) = delete;
+  BoxingCall& operator=(const BoxingCall&) = delete;
+
+  // `t` as a tensor of the target device type over the same storage; `t`
+  // itself when it is not a flagos tensor. A `written` operand (in-place,
+  // out=) gets back any size, stride or storage change the kernel makes.
+  at::Tensor box(const at::Tensor& t, bool written = false);
+  // A flagos Device argument as the target device; others unchanged.
+  c10::Device box(c10::Device d) const;
+  // A Generator argument (none: the default) as the engine the target's
+  // kernel draws from for this device (device/generator.h).
+  at::Generator box_generator(const std::optional<at::Generator>& gen) const;
+
+  // Runs `kernel`: cpu after the device's queued work, under the flagos
+  // allocation redirect (and the flagos-seeded CPU generator when the op
+  // draws from the default one); cuda on the flagos current stream made
+  // torch's current CUDA stream. Then syncs back the written operands.
+  void run(bool draws_default_generator, c10::function_ref<void()> kernel);
+
+  // A result of the kernel as a flagos tensor: re-labelled in place when
+  // nothing else holds it, a flagos view when it shares an operand's
+  // storage, copied when it is ordinary host memory. Non-target results
+  // (already flagos, CUDA kernels' host-side seeds) are returned as they are.
+  at::Tensor unbox(const at::Tensor& result) const;
+
+  c10::DeviceIndex device() const { return device_; }
+  BoxingTarget target() const { return target_; }
+
+ static constexpr size_t kSpareAliases = 64;
+  using SpareAliases = c10::SmallVector<at::Tensor, kSpareAliases>;
+
+ private:
+  struct Alias {
+    at::Tensor flagos;
+    at::Tensor boxed;
+    c10::StorageImpl* storage;  // the alias storage as created
+    bool written;
+  };
+  void sync_back(const Alias& a) const;
+
+  BoxingTarget target_;
+  c10::DeviceIndex device_;
+  c10::Device target_device_;
+  c10::DispatchKeySet target_keys_;
+  c10::SmallVector<Alias, 4> aliases_;
+  // cpu only: the other flagos devices whose queued work the kernel reads.
+  c10::SmallVector<c10::DeviceIndex, 2> other_devices_;
+  SpareAliases* spare_;  // this thread's, for the target; null: no recycling
+};
+
+}  // namespace flagos::routes

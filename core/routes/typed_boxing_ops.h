@@ -1,0 +1,30 @@
+// The operators that take the boxing route through a typed kernel
+// (typed_boxing.h): the ones a transformer's training step and inference
+// call most, where the boxed route's per-call cost shows. Any other operator
+// routed to boxing keeps the boxed kernel; both behave alike.
+#pragma once
+
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+
+#include "routes/boxing_call.h"
+
+namespace flagos::routes {
+
+// The typed kernel of routing name `op` ("add.Tensor") for `target`, or none
+// when `op` has none. `log_line`, when not empty, is written to the log at
+// the kernel's first call (FLAGOS_LOG=dispatch), as the boxed kernel does.
+// Call once per operator, at install.
+std::optional<torch::CppFunction> typed_boxing_kernel(const std::string& op, BoxingTarget target,
+                                                      const std::string& log_line);
+
+// _to_copy on `self`'s own device, by the target's kernel (aten/copy.cpp's
+// same-device casts: autocast makes hundreds per training step).
+at::Tensor typed_to_copy(BoxingTarget target, const at::Tensor& self, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory, bool non_blocking,
+                         std::optional<at::MemoryFormat> memory_format);
+
+}  // namespace flagos::routes
