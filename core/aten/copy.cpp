@@ -75,7 +75,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     if (same_bytes && can_peer) {
       device_to_device(self, dst);
     } else if (self.device() == dst.device() && target) {
-      routes::boxed_copy(*target, dst, self);
+      routes::typed_copy(*target, dst, self);
     } else {
       write_into(dst, download_values(self));
     }

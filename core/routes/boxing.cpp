@@ -66,13 +66,6 @@ std::optional<BoxingTarget> stock_target(c10::DeviceIndex device) {
   return std::nullopt;
 }
 
-void boxed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src) {
-  static const c10::OperatorHandle copy = c10::Dispatcher::singleton().findSchemaOrThrow("aten::copy_", "");
-  static const BoxingPlan plan(copy);
-  torch::jit::Stack stack{dst, src, false};
-  (target == BoxingTarget::Cpu ? cpu_boxing : cuda_boxing)(copy, plan, &stack);
-}
-
 void cpu_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack) {
   run_boxed(BoxingTarget::Cpu, plan, stack, [&](torch::jit::Stack* s) {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), s);

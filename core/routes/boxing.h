@@ -43,11 +43,6 @@ at::Tensor boxed_view(const at::Tensor& t, BoxingTarget target);
 // none otherwise (the strict host plugin: its memory is not readable).
 std::optional<BoxingTarget> stock_target(c10::DeviceIndex device);
 
-// dst.copy_(src) by the target's own copy kernel on the operands' bytes:
-// dtype conversion, strides, broadcast and conjugate/negative bits without
-// a host round trip. Both tensors are flagos tensors on `dst`'s device.
-void boxed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src);
-
 // The cpu and cuda routes: run_boxed + the target key's kernel.
 void cpu_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack);
 void cuda_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack);

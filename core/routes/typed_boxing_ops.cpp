@@ -33,6 +33,7 @@
 #include <ATen/ops/cat_ops.h>
 #include <ATen/ops/clone_ops.h>
 #include <ATen/ops/constant_pad_nd_ops.h>
+#include <ATen/ops/copy_ops.h>
 #include <ATen/ops/cumsum_ops.h>
 #include <ATen/ops/div_ops.h>
 #include <ATen/ops/embedding_dense_backward_ops.h>
@@ -167,6 +168,16 @@ at::Tensor typed_to_copy(BoxingTarget target, const at::Tensor& self, std::optio
                                                                non_blocking, memory_format)
              : typed::TypedBoxing<Op, BoxingTarget::Cuda>::call(self, dtype, layout, device, pin_memory,
                                                                 non_blocking, memory_format);
+}
+
+void typed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src) {
+  using Op = at::_ops::copy_;
+  at::Tensor self = dst;  // copy_'s Tensor& self: the same TensorImpl
+  if (target == BoxingTarget::Cpu) {
+    typed::TypedBoxing<Op, BoxingTarget::Cpu>::call(self, src, false);
+  } else {
+    typed::TypedBoxing<Op, BoxingTarget::Cuda>::call(self, src, false);
+  }
 }
 
 }  // namespace flagos::routes

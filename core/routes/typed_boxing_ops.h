@@ -27,4 +27,9 @@ at::Tensor typed_to_copy(BoxingTarget target, const at::Tensor& self, std::optio
                          std::optional<bool> pin_memory, bool non_blocking,
                          std::optional<at::MemoryFormat> memory_format);
 
+// dst.copy_(src) by the target's own copy kernel on the operands' bytes:
+// dtype conversion, strides, broadcast and conjugate/negative bits without
+// a host round trip. Both tensors are flagos tensors on `dst`'s device.
+void typed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src);
+
 }  // namespace flagos::routes
