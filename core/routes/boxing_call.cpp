@@ -92,6 +92,7 @@ BoxingCall::~BoxingCall() {
   // shares and still borrows (a kernel may have grown it into memory of its
   // own), is kept for the thread's next call: three allocations and frees
   // fewer per operand.
+  if (spare_->capacity() == 0) spare_->reserve(kSpareAliases);
   for (Alias& a : aliases_) {
     if (spare_->size() == kSpareAliases) break;
     const c10::Storage& storage = a.boxed.storage();

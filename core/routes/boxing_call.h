@@ -18,6 +18,7 @@
 #include <c10/util/SmallVector.h>
 
 #include <optional>
+#include <vector>
 
 namespace flagos::routes {
 
@@ -59,8 +60,12 @@ class BoxingCall {
   c10::DeviceIndex device() const { return device_; }
   BoxingTarget target() const { return target_; }
 
- static constexpr size_t kSpareAliases = 64;
-  using SpareAliases = c10::SmallVector<at::Tensor, kSpareAliases>;
+ // Spares kept per thread and target: enough for a foreach op over a large
+  // model's parameters (three lists of hundreds), whose aliases would
+  // otherwise be allocated and freed on every call — in glibc, enough churn
+  // to hand heap memory back to the OS and take it again each time.
+  static constexpr size_t kSpareAliases = 2048;
+  using SpareAliases = std::vector<at::Tensor>;
 
  private:
   struct Alias {

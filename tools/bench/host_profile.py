@@ -39,8 +39,18 @@ def _cases():
         x, w, b = (torch.randn(s, device=device) for s in ((32, 768), (768,), (768,)))
         return lambda: torch.nn.functional.layer_norm(x, (768,), w, b)
 
+    def mm_bf16(device):  # a training step's backward matmul, with the transposed weight
+        g, w = (torch.randn(s, device=device, dtype=torch.bfloat16) for s in ((32, 2304), (768, 2304)))
+        return lambda: torch.mm(g, w.t())
+
+    def foreach_addcdiv(device):  # AdamW's update over GPT-2's 148 parameters (small ones)
+        p, a, b = ([torch.rand(768, device=device) + 1 for _ in range(148)] for _ in range(3))
+        steps = [1e-6] * 148
+        return lambda: torch._foreach_addcdiv_(p, a, b, steps)
+
     return {"torch.add(a, b), 1 element": add, "torch.addmm(bias, x, w), 32x768 @ 768x2304": addmm,
-            "F.layer_norm(x), 32x768": layer_norm}
+            "F.layer_norm(x), 32x768": layer_norm, "torch.mm(g, w.t()), bfloat16 32x2304 @ 2304x768": mm_bf16,
+            "torch._foreach_addcdiv_(p, a, b, steps), 148 tensors of 768": foreach_addcdiv}
 
 
 def _flaggems_cases(native: str):
