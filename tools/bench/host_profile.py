@@ -1,4 +1,4 @@
-"""python -m tools.bench.host_profile [--native cuda|cpu] [--seconds S] [--md PATH] [--flaggems]
+"""python -m tools.bench.host_profile [--native cuda|cpu] [--seconds S] [--md PATH] [--case TEXT] [--flaggems]
 
 Where the host time of one operator call goes, function by function, on the
 native device and on flagos (tools/prof_sample: a timer samples this thread's
@@ -112,6 +112,8 @@ def main(argv=None) -> int:
     p.add_argument("--interval-us", type=int, default=50)
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--md", help="also write the report here")
+    p.add_argument("--case", action="append", default=[],
+                   help="profile only the cases whose name contains this (repeatable)")
     p.add_argument("--flaggems", action="store_true",
                    help="profile the flaggems route against FlagGems called directly instead")
     args = p.parse_args(argv)
@@ -120,6 +122,8 @@ def main(argv=None) -> int:
         parts = [f"Host time per call by function, loops of about {args.seconds} s, sampled every "
                  f"{args.interval_us} µs; torch {torch.__version__}, plugin {torch_fl.plugin_info()['name']}."]
         cases = _flaggems_cases(args.native) if args.flaggems else _cases()
+        if args.case:
+            cases = {name: make for name, make in cases.items() if any(c in name for c in args.case)}
         for name, make in cases.items():
             native = profile(make, args.native, args.seconds, lib, args.interval_us)
             flagos = profile(make, "flagos", args.seconds, lib, args.interval_us)
