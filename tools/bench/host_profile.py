@@ -6,6 +6,10 @@ native stack). Per case: a loop of calls on each device, then a markdown
 table of the functions whose self time grew most on flagos and of those only
 flagos reaches. Explains the per-op overhead rows of tools.bench.gpu (a, d);
 the sampler costs both sides alike.
+
+The sampler walks the stack with glibc backtrace() from a SIGPROF handler. On
+the H200 (session 8) that crashed the process (SIGSEGV) twice in sampled loops
+of cuBLAS calls (the addmm and bf16 mm cases); --case runs the others alone.
 """
 
 from __future__ import annotations
