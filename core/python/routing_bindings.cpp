@@ -12,6 +12,7 @@
 #include "routes/native.h"
 #include "error.h"
 #include "routes/python_route.h"
+#include "routes/typed_boxing_ops.h"
 #include "routing/conf.h"
 
 namespace py = pybind11;
@@ -120,6 +121,7 @@ void bind_routing(py::module_& m) {
     const auto& ops = dispatch::builtin_ops();
     return std::vector<std::string>(ops.begin(), ops.end());
   });
+  m.def("_typed_boxing_ops", [] { return routes::typed_boxing_ops(); });
   m.def("_plugin_kernel_schemas", [] { return routes::plugin_kernel_schemas(); });
   m.def("_unroutable_reason", [](const std::string& op, const py::dict& catalog) {
     return dispatch::TorchCatalog(catalog_options(catalog)).unroutable_reason(op);

@@ -60,7 +60,6 @@
 #include <ATen/ops/relu_ops.h>
 #include <ATen/ops/rsqrt_ops.h>
 #include <ATen/ops/sigmoid_ops.h>
-#include <ATen/ops/silu_backward_ops.h>
 #include <ATen/ops/silu_ops.h>
 #include <ATen/ops/sqrt_ops.h>
 #include <ATen/ops/sub_ops.h>
@@ -100,7 +99,7 @@ namespace {
 #define FLAGOS_TYPED_BOXING_OPS(X)                                                                          \
   X(add_Tensor) X(add__Tensor) X(add_Scalar) X(sub_Tensor) X(mul_Tensor) X(mul__Tensor) X(mul_Scalar)       \
   X(div_Tensor) X(div__Tensor) X(div_Scalar) X(neg) X(rsqrt) X(sqrt) X(exp) X(tanh) X(tanh_backward)         \
-  X(pow_Tensor_Scalar) X(gelu) X(gelu_backward) X(silu) X(silu_backward) X(relu) X(threshold_backward)       \
+  X(pow_Tensor_Scalar) X(gelu) X(gelu_backward) X(silu) X(relu) X(threshold_backward)       \
   X(sigmoid) X(where_self) X(masked_fill__Scalar) X(eq_Scalar) X(ne_Scalar) X(fill__Scalar) X(zero_)         \
   X(clone) X(_unsafe_view) X(tril) X(triu) X(cumsum) X(argmax) X(all) X(mm) X(addmm) X(bmm) X(baddbmm)      \
   X(sum_dim_IntList) X(mean_dim) X(native_layer_norm) X(native_layer_norm_backward) X(_softmax)               \
@@ -156,6 +155,12 @@ std::optional<torch::CppFunction> typed_boxing_kernel(const std::string& op, Box
   auto it = table.find(op);
   if (it == table.end()) return std::nullopt;
   return (target == BoxingTarget::Cpu ? it->second.first : it->second.second)(log_line);
+}
+
+std::vector<std::string> typed_boxing_ops() {
+  std::vector<std::string> names;
+  for (const auto& [name, makers] : kernels()) names.push_back(name);
+  return names;
 }
 
 at::Tensor typed_to_copy(BoxingTarget target, const at::Tensor& self, std::optional<at::ScalarType> dtype,

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "routes/boxing_call.h"
 
@@ -19,6 +20,9 @@ namespace flagos::routes {
 // Call once per operator, at install.
 std::optional<torch::CppFunction> typed_boxing_kernel(const std::string& op, BoxingTarget target,
                                                       const std::string& log_line);
+
+// The routing names of the operators with a typed kernel (for tests and tools).
+std::vector<std::string> typed_boxing_ops();
 
 // _to_copy on `self`'s own device, by the target's kernel (aten/copy.cpp's
 // same-device casts: autocast makes hundreds per training step).

@@ -170,3 +170,22 @@ def test_foreach_results_are_flagos_tensors_through_and_through():
         keys = str(torch._C._dispatch_keys(r))
         assert r.device.type == "flagos" and "PrivateUse1" in keys and "CUDA" not in keys
         assert "CPU" not in keys.replace("PrivateUse1", "")
+
+
+def test_every_typed_kernel_names_an_operator_routed_to_the_stock_device():
+    # Typed kernels (routes/typed_boxing_ops.cpp) are found by routing name at
+    # install: a name matching no operator would silently leave that operator
+    # on the slower boxed kernel.
+    info = torch_fl.plugin_info()
+    stock = {"host": "cpu", "cuda": "cuda"}.get(info["name"])
+    if stock is None or info["options"].get("strict") == "1":
+        pytest.skip("no stock route here")
+    names = torch_fl._C._typed_boxing_ops()
+    routed = 0
+    for op in names:
+        route = torch_fl.routes(op)[0]
+        assert "no such operator" not in route["why"], op
+        routed += route["route"] == stock
+    # The rest have no kernel for the stock device in this torch (CUDA's fused
+    # attention on a CPU torch, flash attention for CPU on a CUDA one).
+    assert len(names) >= 70 and routed >= len(names) - 6
