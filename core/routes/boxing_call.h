@@ -39,6 +39,8 @@ class BoxingCall {
   // itself when it is not a flagos tensor. A `written` operand (in-place,
   // out=) gets back any size, stride or storage change the kernel makes.
   at::Tensor box(const at::Tensor& t, bool written = false);
+  // Room for `more` operands (a tensor list's) before boxing them.
+  void reserve(size_t more) { aliases_.reserve(aliases_.size() + more); }
   // A flagos Device argument as the target device; others unchanged.
   c10::Device box(c10::Device d) const;
   // A Generator argument (none: the default) as the engine the target's

@@ -2,7 +2,8 @@
 //
 // The boxed route (boxing.h) serves any operator, at the price of boxing the
 // call into a Stack on the way in (torch's BoxedKernelWrapper), unboxing it
-// again for the target's kernel and back: a few hundred ns on every call.
+// again for the target's kernel and back (0.13 µs of a tiny add's 0.8 µs
+// over native on the host plugin).
 // TypedBoxing<Op, target>::call has the operator's own C++ signature
 // (at::_ops::<op>::schema), so torch calls it unboxed and it calls the
 // target's kernel unboxed, with the same BoxingCall in between.
@@ -72,6 +73,7 @@ struct Param<at::TensorList> {
   static Held box(BoxingCall& c, at::TensorList list) {
     Held held;
     held.reserve(list.size());
+    c.reserve(list.size());
     for (const at::Tensor& t : list) held.push_back(c.box(t));
     return held;
   }
@@ -84,6 +86,7 @@ struct Param<const at::ITensorListRef&> {
   static Held box(BoxingCall& c, const at::ITensorListRef& list) {
     Held held;
     held.reserve(list.size());
+    c.reserve(list.size());
     for (const at::Tensor& t : list) held.push_back(c.box(t));
     return held;
   }
@@ -162,7 +165,8 @@ template <class Op, BoxingTarget Target, class R, class... A>
 struct TypedBoxing<Op, Target, R(A...)> {
   using Held = std::tuple<typename Param<A>::Held...>;
   using Indices = std::index_sequence_for<A...>;
-  static constexpr c10::DispatchKey kKey = Target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
+  static constexpr c10::DispatchKey kKey =
+      Target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
 
   static inline FirstCallLog* log = nullptr;      // set at install, when logging
   static inline bool draws_default_generator = false;  // set at install (cpu only)
