@@ -2,7 +2,7 @@
 // flagos memory, zero-copy (DESIGN.md, "boxing to a stock dispatch key").
 //
 // Operands are presented as tensors of the target device type over the same
-// storage (boxing_call.h); the kernel runs; results come back as flagos tensors: view
+// bytes (boxing_call.h); the kernel runs; results come back as flagos tensors: view
 // results onto the operand's flagos storage, fresh results re-labelled in
 // place (their memory stays where the kernel allocated it), anything else
 // copied. Two targets:
@@ -11,9 +11,8 @@
 //         by the kernel come from the flagos allocator (HostAllocationScope).
 //   cuda  CUDA-ABI plugins. The kernel is launched on the flagos current
 //         stream (made torch's current CUDA stream for the call): no
-//         synchronisation, no null-stream launch. Its fresh outputs come
-//         from torch's CUDA caching allocator (reported beside flagos
-//         memory); an out= operand it grows grows through the flagos one.
+//         synchronisation, no null-stream launch. Its allocations come from
+//         torch's CUDA caching allocator (reported beside flagos memory).
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>

@@ -2,7 +2,7 @@
 // the operands presented as tensors of the target device type, the kernel
 // run where that device expects it, the results made flagos tensors again.
 // Both ways of reaching a kernel use it: the boxed route (a Stack, any
-// operator) and the typed fast path (unboxed_boxing.h, the hottest ones).
+// operator) and the typed fast path (typed_boxing.h, the hottest ones).
 //
 // An alias has a StorageImpl of its own over the operand's bytes: a view the
 // kernel takes of it gets its device from the storage, so the storage must

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/runtime.h"
 #include "routes/boxing_call.h"
 
 namespace flagos::routes::typed {
@@ -149,8 +150,6 @@ std::tuple<T...> unbox_result(const BoxingCall& c, std::tuple<T...> r) {
   return r;
 }
 
-c10::DeviceIndex current_flagos_device();
-
 // Written once, at the first call, when FLAGOS_LOG has "dispatch".
 struct FirstCallLog {
   std::string line;
@@ -175,7 +174,7 @@ struct TypedBoxing<Op, Target, R(A...)> {
     if (log) [[unlikely]] log_first_call(*log);
     std::optional<c10::DeviceIndex> found;
     (find_device(found, args), ...);
-    BoxingCall boxing(Target, found ? *found : current_flagos_device());
+    BoxingCall boxing(Target, found ? *found : static_cast<c10::DeviceIndex>(device::current_device()));
     Held held{Param<A>::box(boxing, args)...};  // braces: boxed left to right
     if constexpr (std::is_void_v<R>) {
       boxing.run(draws_default_generator, [&] { invoke(held, Indices{}); });

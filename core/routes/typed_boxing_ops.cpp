@@ -75,7 +75,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "device/runtime.h"
 #include "diag/log.h"
 #include "routes/boxed_args.h"
 #include "routes/typed_boxing.h"
@@ -87,8 +86,6 @@ void log_first_call(FirstCallLog& log) {
   if (!log.done.exchange(true)) diag::info(log.line);
 }
 
-c10::DeviceIndex current_flagos_device() { return static_cast<c10::DeviceIndex>(device::current_device()); }
-
 }  // namespace typed
 
 namespace {
@@ -96,22 +93,22 @@ namespace {
 // The operators with a typed kernel, as at::_ops structs. Chosen from the
 // operator census of GPT-2 training and inference (tools/bench/gpt2.py) and
 // the common activations; add one here to give it the typed path.
-#define FLAGOS_TYPED_BOXING_OPS(X)                                                                          \
-  X(add_Tensor) X(add__Tensor) X(add_Scalar) X(sub_Tensor) X(mul_Tensor) X(mul__Tensor) X(mul_Scalar)       \
-  X(div_Tensor) X(div__Tensor) X(div_Scalar) X(neg) X(rsqrt) X(sqrt) X(exp) X(tanh) X(tanh_backward)         \
-  X(pow_Tensor_Scalar) X(gelu) X(gelu_backward) X(silu) X(relu) X(threshold_backward)       \
-  X(sigmoid) X(where_self) X(masked_fill__Scalar) X(eq_Scalar) X(ne_Scalar) X(fill__Scalar) X(zero_)         \
-  X(clone) X(_unsafe_view) X(tril) X(triu) X(cumsum) X(argmax) X(all) X(mm) X(addmm) X(bmm) X(baddbmm)      \
+#define FLAGOS_TYPED_BOXING_OPS(X)                                                                            \
+  X(add_Tensor) X(add__Tensor) X(add_Scalar) X(sub_Tensor) X(mul_Tensor) X(mul__Tensor) X(mul_Scalar)         \
+  X(div_Tensor) X(div__Tensor) X(div_Scalar) X(neg) X(rsqrt) X(sqrt) X(exp) X(tanh) X(tanh_backward)          \
+  X(pow_Tensor_Scalar) X(gelu) X(gelu_backward) X(silu) X(relu) X(threshold_backward)                         \
+  X(sigmoid) X(where_self) X(masked_fill__Scalar) X(eq_Scalar) X(ne_Scalar) X(fill__Scalar) X(zero_)          \
+  X(clone) X(_unsafe_view) X(tril) X(triu) X(cumsum) X(argmax) X(all) X(mm) X(addmm) X(bmm) X(baddbmm)        \
   X(sum_dim_IntList) X(mean_dim) X(native_layer_norm) X(native_layer_norm_backward) X(_softmax)               \
   X(_softmax_backward_data) X(_log_softmax) X(_log_softmax_backward_data) X(_safe_softmax)                    \
   X(nll_loss_forward) X(nll_loss_backward) X(native_dropout) X(native_dropout_backward) X(embedding)          \
-  X(embedding_dense_backward) X(index_select) X(cat) X(constant_pad_nd)                                      \
-  X(_scaled_dot_product_efficient_attention) X(_scaled_dot_product_efficient_attention_backward)             \
-  X(_scaled_dot_product_flash_attention) X(_scaled_dot_product_flash_attention_backward)                     \
-  X(_scaled_dot_product_cudnn_attention) X(_scaled_dot_product_cudnn_attention_backward)                     \
-  X(_scaled_dot_product_flash_attention_for_cpu) X(_scaled_dot_product_flash_attention_for_cpu_backward)     \
-  X(_foreach_lerp__Scalar) X(_foreach_mul__Scalar) X(_foreach_mul__Tensor) X(_foreach_addcmul__Scalar)       \
-  X(_foreach_sqrt) X(_foreach_div__ScalarList) X(_foreach_add__Scalar) X(_foreach_add__List)                 \
+  X(embedding_dense_backward) X(index_select) X(cat) X(constant_pad_nd)                                       \
+  X(_scaled_dot_product_efficient_attention) X(_scaled_dot_product_efficient_attention_backward)              \
+  X(_scaled_dot_product_flash_attention) X(_scaled_dot_product_flash_attention_backward)                      \
+  X(_scaled_dot_product_cudnn_attention) X(_scaled_dot_product_cudnn_attention_backward)                      \
+  X(_scaled_dot_product_flash_attention_for_cpu) X(_scaled_dot_product_flash_attention_for_cpu_backward)      \
+  X(_foreach_lerp__Scalar) X(_foreach_mul__Scalar) X(_foreach_mul__Tensor) X(_foreach_addcmul__Scalar)        \
+  X(_foreach_sqrt) X(_foreach_div__ScalarList) X(_foreach_add__Scalar) X(_foreach_add__List)                  \
   X(_foreach_addcdiv__ScalarList) X(_foreach_addcdiv__Scalar) X(_foreach_norm_Scalar) X(_foreach_sub__Scalar)
 
 using Make = torch::CppFunction (*)(const std::string& log_line);
@@ -163,26 +160,24 @@ std::vector<std::string> typed_boxing_ops() {
   return names;
 }
 
+// Op's typed kernel for `target`, called directly (not through the dispatcher).
+template <class Op, class... Args>
+decltype(auto) call_typed(BoxingTarget target, Args&&... args) {
+  if (target == BoxingTarget::Cpu) return typed::TypedBoxing<Op, BoxingTarget::Cpu>::call(args...);
+  return typed::TypedBoxing<Op, BoxingTarget::Cuda>::call(args...);
+}
+
 at::Tensor typed_to_copy(BoxingTarget target, const at::Tensor& self, std::optional<at::ScalarType> dtype,
                          std::optional<at::Layout> layout, std::optional<at::Device> device,
                          std::optional<bool> pin_memory, bool non_blocking,
                          std::optional<at::MemoryFormat> memory_format) {
-  using Op = at::_ops::_to_copy;
-  return target == BoxingTarget::Cpu
-             ? typed::TypedBoxing<Op, BoxingTarget::Cpu>::call(self, dtype, layout, device, pin_memory,
-                                                               non_blocking, memory_format)
-             : typed::TypedBoxing<Op, BoxingTarget::Cuda>::call(self, dtype, layout, device, pin_memory,
-                                                                non_blocking, memory_format);
+  return call_typed<at::_ops::_to_copy>(target, self, dtype, layout, device, pin_memory, non_blocking,
+                                        memory_format);
 }
 
 void typed_copy(BoxingTarget target, const at::Tensor& dst, const at::Tensor& src) {
-  using Op = at::_ops::copy_;
   at::Tensor self = dst;  // copy_'s Tensor& self: the same TensorImpl
-  if (target == BoxingTarget::Cpu) {
-    typed::TypedBoxing<Op, BoxingTarget::Cpu>::call(self, src, false);
-  } else {
-    typed::TypedBoxing<Op, BoxingTarget::Cuda>::call(self, src, false);
-  }
+  call_typed<at::_ops::copy_>(target, self, src, false);
 }
 
 }  // namespace flagos::routes
