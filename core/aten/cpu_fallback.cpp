@@ -14,12 +14,13 @@
 #include <string>
 
 #include "aten/host_mirror.h"
-#include "routes/boxed_args.h"
 #include "aten/transfer.h"
 #include "device/generator.h"
 #include "device/runtime.h"
 #include "diag/channels.h"
 #include "diag/log.h"
+#include "routes/boxed_args.h"
+#include "routes/boxing_call.h"
 
 namespace flagos::aten {
 namespace {
@@ -71,10 +72,14 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (diag::channel_enabled("fallback")) diag::info("cpu_fallback: " + c10::toString(schema.operator_name()));
 
   HostMirrors mirrors;
+  std::optional<c10::DeviceIndex> other;
   for (const auto& v : args)
     for_each_tensor(v, [&](const at::Tensor& t) {
-      if (is_flagos(t)) mirrors.note(t);
+      if (!is_flagos(t)) return;
+      mirrors.note(t);
+      if (t.device().index() != device) other = t.device().index();
     });
+  if (other) routes::OpTraits(op).check_devices(device, *other);
   mirrors.download();
 
   std::vector<c10::IValue> host_args(num_args);

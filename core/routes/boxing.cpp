@@ -39,7 +39,7 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan, torch::jit::Stack* sta
     }
   }
 
-  call.run(plan.draws_default_generator, [&] { invoke(stack); });
+  call.run(plan.traits, [&] { invoke(stack); });
 
   const size_t num_returns = plan.return_of.size();
   for (size_t r = 0; r < num_returns; ++r) {

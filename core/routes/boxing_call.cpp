@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "aten/transfer.h"
+#include "error.h"
+#include "routes/boxed_args.h"
 #include "device/device_allocator.h"
 #include "device/generator.h"
 #include "device/runtime.h"
@@ -24,6 +26,14 @@ struct TensorImplDevice : c10::TensorImpl {
 
 c10::Device cuda_device_of(c10::DeviceIndex flagos) {
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device::properties(flagos).interop_device_index));
+}
+
+// The flagos device over CUDA device `cuda` (a kernel's result there);
+// `fallback` when none is.
+c10::DeviceIndex flagos_of_cuda(c10::DeviceIndex cuda, c10::DeviceIndex fallback) {
+  for (int32_t d = 0; d < device::device_count(); ++d)
+    if (device::properties(d).interop_device_index == cuda) return static_cast<c10::DeviceIndex>(d);
+  return fallback;
 }
 
 at::Tensor flagos_over(c10::Storage storage, const at::Tensor& like) {
@@ -77,7 +87,29 @@ class CudaStreamScope {
   c10::Stream previous_;
 };
 
+std::string_view unqualified(std::string_view name) {  // "aten::add" -> "add"
+  const size_t colons = name.find("::");
+  return colons == std::string_view::npos ? name : name.substr(colons + 2);
+}
+
+bool spans_devices(std::string_view name) {
+  for (std::string_view prefix : {"_foreach_", "_fused_", "_amp_foreach_"})
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  return name == "copy_" || name == "_copy_from" || name == "_copy_from_and_resize" || name == "_to_copy";
+}
+
 }  // namespace
+
+OpTraits::OpTraits(const c10::OperatorHandle& op)
+    : name(c10::toString(op.schema().operator_name())),
+      draws_default_generator(draws_from_default_generator(op)),
+      spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))) {}
+
+void OpTraits::check_devices(c10::DeviceIndex first, c10::DeviceIndex other) const {
+  if (spans_devices) return;
+  throw Error(name + ": Expected all tensors to be on the same device, but found at least two devices, flagos:" +
+              std::to_string(first) + " and flagos:" + std::to_string(other) + "!");
+}
 
 BoxingCall::BoxingCall(BoxingTarget target, c10::DeviceIndex device, bool recycle_aliases)
     : target_(target),
@@ -108,13 +140,11 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
   c10::Device device = target_device_;
   const c10::DeviceIndex own = t.device().index();
   if (own != device_) {
-    // Another flagos device's operand keeps its own device, so that the
-    // kernel's own same-device checks still see the mismatch.
-    if (target_ == BoxingTarget::Cuda) {
-      device = cuda_device_of(own);
-    } else if (std::find(other_devices_.begin(), other_devices_.end(), own) == other_devices_.end()) {
+    // Another flagos device's operand (an op that spans devices) keeps its
+    // own device on cuda, where the kernel handles each device's tensors.
+    if (target_ == BoxingTarget::Cuda) device = cuda_device_of(own);
+    if (std::find(other_devices_.begin(), other_devices_.end(), own) == other_devices_.end())
       other_devices_.push_back(own);
-    }
   }
   // A storage of its own, labelled with the target device: views the kernel
   // takes of the alias get their device from the storage. Non-owning: the
@@ -154,13 +184,16 @@ at::Generator BoxingCall::box_generator(const std::optional<at::Generator>& gen)
   return device::engine_for(gen && gen->defined() ? *gen : at::Generator(), device_);
 }
 
-void BoxingCall::run(bool draws_default_generator, c10::function_ref<void()> kernel) {
+void BoxingCall::run(const OpTraits& op, c10::function_ref<void()> kernel) {
+  if (!other_devices_.empty()) [[unlikely]]
+    op.check_devices(device_, other_devices_.front());
+  op_ = &op;
   if (target_ == BoxingTarget::Cpu) {
     // The kernel runs now, on the host: queued device work must finish first.
     wait_for_stream(device_);
     for (c10::DeviceIndex d : other_devices_) wait_for_stream(d);
     HostAllocationScope scope(device_);
-    device::SeededCpuScope seeded(device_, draws_default_generator);
+    device::SeededCpuScope seeded(device_, op.draws_default_generator);
     kernel();
   } else {
     CudaStreamScope scope(device_);
@@ -209,9 +242,20 @@ at::Tensor BoxingCall::unbox(const at::Tensor& t) const {
   const bool ours = target_ == BoxingTarget::Cpu ? is_flagos_allocation(storage->data_ptr())
                                                  : t.device().type() == c10::kCUDA;
   if (ours) {
-    storage->mutable_data_ptr().unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, device_));
+    c10::DeviceIndex home = device_;
+    if (target_ == BoxingTarget::Cuda) {
+      // Per-tensor work of an op spanning devices allocates on each tensor's.
+      if (t.device().index() != target_device_.index()) home = flagos_of_cuda(t.device().index(), device_);
+    } else if (!other_devices_.empty()) [[unlikely]] {
+      // A host kernel's result has no device of its own to go to.
+      throw Error((op_ ? op_->name : std::string("an operator")) + ": a call over tensors of flagos:" +
+                  std::to_string(device_) + " and flagos:" + std::to_string(other_devices_.front()) +
+                  " returns new tensors, which the cpu route cannot place on their devices: call it once "
+                  "per device (in-place forms are fine)");
+    }
+    storage->mutable_data_ptr().unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, home));
     storage->set_allocator(device::allocator());
-    return relabel(t, device_);
+    return relabel(t, home);
   }
   // Ordinary host memory (a cached constant, a scalar): copy it over.
   at::Tensor host = t.device().is_cpu() ? t : t.cpu();

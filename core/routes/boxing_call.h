@@ -18,11 +18,34 @@
 #include <c10/util/SmallVector.h>
 
 #include <optional>
+#include <string>
 #include <vector>
+
+namespace c10 {
+class OperatorHandle;
+}
 
 namespace flagos::routes {
 
 enum class BoxingTarget { Cpu, Cuda };
+
+// What a call needs to know of its operator, worked out once (at install).
+struct OpTraits {
+  OpTraits() = default;
+  explicit OpTraits(const c10::OperatorHandle& op);
+
+  std::string name;                      // "aten::add.Tensor", for messages
+  bool draws_default_generator = false;  // seeded, without a Generator argument
+  // Operands may sit on several devices, as on native CUDA: foreach and
+  // fused optimizer ops (per-tensor work), copies. Any other op given two
+  // flagos devices' tensors is refused, as CUDA's kernels refuse them.
+  bool spans_devices = false;
+
+  // Throws flagos::Error, in native CUDA's words (code may match them),
+  // unless the op spans devices: it was given tensors of flagos devices
+  // `first` and `other`.
+  void check_devices(c10::DeviceIndex first, c10::DeviceIndex other) const;
+};
 
 class BoxingCall {
  public:
@@ -51,18 +74,23 @@ class BoxingCall {
   // allocation redirect (and the flagos-seeded CPU generator when the op
   // draws from the default one); cuda on the flagos current stream made
   // torch's current CUDA stream. Then syncs back the written operands.
-  void run(bool draws_default_generator, c10::function_ref<void()> kernel);
+  // Throws flagos::Error, before running anything, when operands sit on two
+  // flagos devices and `op` does not span devices.
+  void run(const OpTraits& op, c10::function_ref<void()> kernel);
 
   // A result of the kernel as a flagos tensor: re-labelled in place when
   // nothing else holds it, a flagos view when it shares an operand's
   // storage, copied when it is ordinary host memory. Non-target results
   // (already flagos, CUDA kernels' host-side seeds) are returned as they are.
+  // On cuda a result goes to the flagos device over its CUDA device; on cpu,
+  // a new result of a call over two devices' tensors throws flagos::Error
+  // (a host kernel's result says nothing of which device it belongs to).
   at::Tensor unbox(const at::Tensor& result) const;
 
   c10::DeviceIndex device() const { return device_; }
   BoxingTarget target() const { return target_; }
 
- // Spares kept per thread and target: enough for a foreach op over a large
+  // Spares kept per thread and target: enough for a foreach op over a large
   // model's parameters (three lists of hundreds), whose aliases would
   // otherwise be allocated and freed on every call — in glibc, enough churn
   // to hand heap memory back to the OS and take it again each time.
@@ -83,9 +111,11 @@ class BoxingCall {
   c10::Device target_device_;
   c10::DispatchKeySet target_keys_;
   c10::SmallVector<Alias, 4> aliases_;
-  // cpu only: the other flagos devices whose queued work the kernel reads.
+  // Flagos devices of operands other than device_: refused unless the op
+  // spans devices; on cpu, their queued work is waited for too.
   c10::SmallVector<c10::DeviceIndex, 2> other_devices_;
   SpareAliases* spare_;  // this thread's, for the target; null: no recycling
+  const OpTraits* op_ = nullptr;  // run()'s, for unbox()'s messages
 };
 
 }  // namespace flagos::routes

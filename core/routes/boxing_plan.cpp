@@ -4,7 +4,7 @@
 
 namespace flagos::routes {
 
-BoxingPlan::BoxingPlan(const c10::OperatorHandle& op) {
+BoxingPlan::BoxingPlan(const c10::OperatorHandle& op) : traits(op) {
   const c10::FunctionSchema& schema = op.schema();
   const auto& args = schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -17,7 +17,6 @@ BoxingPlan::BoxingPlan(const c10::OperatorHandle& op) {
     return_of.push_back(static_cast<int16_t>(writes ? alias : -1));
     keeps_originals |= writes;
   }
-  draws_default_generator = draws_from_default_generator(op);
 }
 
 }  // namespace flagos::routes

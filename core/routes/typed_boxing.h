@@ -167,8 +167,14 @@ struct TypedBoxing<Op, Target, R(A...)> {
   static constexpr c10::DispatchKey kKey =
       Target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
 
-  static inline FirstCallLog* log = nullptr;      // set at install, when logging
-  static inline bool draws_default_generator = false;  // set at install (cpu only)
+  static inline FirstCallLog* log = nullptr;  // set at install, when logging
+  static inline const OpTraits* traits = nullptr;  // set at install; else worked out at the first call
+
+  static const OpTraits& op_traits() {
+    if (traits) [[likely]] return *traits;
+    static const OpTraits first_call(c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name));
+    return first_call;
+  }
 
   static R call(A... args) {
     if (log) [[unlikely]] log_first_call(*log);
@@ -177,14 +183,14 @@ struct TypedBoxing<Op, Target, R(A...)> {
     BoxingCall boxing(Target, found ? *found : static_cast<c10::DeviceIndex>(device::current_device()));
     Held held{Param<A>::box(boxing, args)...};  // braces: boxed left to right
     if constexpr (std::is_void_v<R>) {
-      boxing.run(draws_default_generator, [&] { invoke(held, Indices{}); });
+      boxing.run(op_traits(), [&] { invoke(held, Indices{}); });
     } else if constexpr (std::is_lvalue_reference_v<R>) {
       const at::Tensor* out = nullptr;
-      boxing.run(draws_default_generator, [&] { out = &invoke(held, Indices{}); });
+      boxing.run(op_traits(), [&] { out = &invoke(held, Indices{}); });
       return original_of(*out, held, std::tuple<A&...>(args...), Indices{});
     } else {
       R out;
-      boxing.run(draws_default_generator, [&] { out = invoke(held, Indices{}); });
+      boxing.run(op_traits(), [&] { out = invoke(held, Indices{}); });
       return unbox_result(boxing, std::move(out));
     }
   }

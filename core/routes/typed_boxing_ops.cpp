@@ -117,9 +117,7 @@ template <class Op, BoxingTarget Target>
 torch::CppFunction make(const std::string& log_line) {
   using Kernel = typed::TypedBoxing<Op, Target>;
   if (!log_line.empty()) Kernel::log = new typed::FirstCallLog{log_line};  // kept for the process
-  if constexpr (Target == BoxingTarget::Cpu)
-    Kernel::draws_default_generator = draws_from_default_generator(
-        c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name));
+  Kernel::traits = new OpTraits(c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name));
   return torch::CppFunction::makeFromUnboxedFunction(TORCH_FN(Kernel::call));
 }
 

@@ -435,6 +435,26 @@ def test_a_raising_python_implementation_is_reported_with_its_message(tmp_path):
         "[flagos] flaggems implementation of aten::neg raised: ValueError: kernel exploded"), proc.stdout
 
 
+@pytest.mark.parametrize("route", ["cpu", "cpu_fallback"])
+def test_an_op_given_two_devices_tensors_is_refused_on_every_route(route):
+    """As native CUDA refuses them, in its words; test/torch/test_device.py
+    has the in-process side (ops, foreach lists that span devices)."""
+    code = """
+        import torch, torch_fl
+        a, b = torch.ones(2, device="flagos:0"), torch.ones(2, device="flagos:1")
+        try:
+            a + b
+        except RuntimeError as exc:
+            print(exc)
+        print(torch_fl.routes("add.Tensor")[0]["route"], (a + b.to("flagos:0")).tolist())
+    """
+    proc = run(code, FLAGOS_OP_add__Tensor=route)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines() == [
+        "[flagos] aten::add.Tensor: Expected all tensors to be on the same device, but found at least two devices, "
+        "flagos:0 and flagos:1!", f"{route} [2.0, 2.0]"]
+
+
 # -- FLAGOS_FORCE_BACKEND -----------------------------------------------------------------
 
 def test_force_flaggems_repins_what_flaggems_implements_and_reports_the_rest_once(fake_flag_gems):

@@ -140,6 +140,52 @@ def test_ops_run_on_the_operand_device_without_moving_the_current_one():
     assert F.current_device() == start
 
 
+@pytest.mark.two_devices
+@pytest.mark.parametrize("op", [
+    pytest.param(lambda a, b: a + b, id="add"),
+    pytest.param(lambda a, b: a.add_(b), id="add_"),
+    pytest.param(lambda a, b: a @ b, id="matmul"),
+    pytest.param(lambda a, b: torch.cat([a, b]), id="cat"),
+    pytest.param(lambda a, b: torch.where(a > 0, a, b), id="where"),
+])
+def test_an_op_given_two_devices_tensors_is_refused_as_on_cuda(op):
+    """Native CUDA refuses an op whose operands sit on two GPUs; so does
+    flagos, in CUDA's words (code may match them) naming flagos devices,
+    before the kernel touches anything."""
+    a = torch.ones(3, device="flagos:0")
+    b = torch.full((3,), 2.0, device="flagos:1")
+    pattern = ("Expected all tensors to be on the same device, but found at least two devices, "
+               "flagos:0 and flagos:1")
+    with pytest.raises(RuntimeError, match=pattern) as caught:
+        op(a, b)
+    assert str(caught.value).startswith("[flagos] aten::"), str(caught.value)
+    assert a.cpu().tolist() == [1.0] * 3  # add_ wrote nothing
+    assert op(a, b.to("flagos:0")).device == torch.device("flagos", 0)
+
+
+@pytest.mark.two_devices
+def test_foreach_ops_take_lists_that_span_devices():
+    """Foreach ops take lists that span devices (per-tensor work), as on
+    CUDA. Their new results land on each tensor's device on a CUDA-ABI
+    plugin; a host kernel's results cannot say which device they belong to,
+    so there the out-of-place form is refused in one clear error."""
+    xs = [torch.ones(4, device="flagos:0"), torch.full((4,), 2.0, device="flagos:1")]
+    ys = [torch.full((4,), 10.0, device="flagos:0"), torch.full((4,), 20.0, device="flagos:1")]
+    torch._foreach_mul_(xs, 3.0)
+    torch._foreach_add_(xs, ys)
+    assert [t.device.index for t in xs] == [0, 1]
+    assert [t.cpu().tolist() for t in xs] == [[13.0] * 4, [26.0] * 4]
+    if torch_fl.plugin_info()["name"] == "cuda":
+        out = torch._foreach_add(xs, ys)
+        assert [t.device.index for t in out] == [0, 1]
+        assert [t.cpu().tolist() for t in out] == [[23.0] * 4, [46.0] * 4]
+    else:
+        with pytest.raises(RuntimeError, match=r"^\[flagos\] aten::_foreach_add.List: a call over tensors of "
+                                               r"flagos:0 and flagos:1 returns new tensors"):
+            torch._foreach_add(xs, ys)
+        assert [t.cpu().tolist() for t in xs] == [[13.0] * 4, [26.0] * 4]
+
+
 def test_device_properties():
     props = F.get_device_properties(0)
     assert isinstance(props.name, str) and props.name
