@@ -41,7 +41,7 @@ from pathlib import Path
 
 import torch
 
-from tools.bench import gpt2, op_profile, timing, tiny_op
+from tools.bench import cpus, gpt2, op_profile, timing, tiny_op
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -352,7 +352,8 @@ def render(info: dict, results: list[dict], dry: bool) -> tuple[str, list[dict]]
              f"{m.get('cpu')}, {m.get('cores')} cores, {m.get('os')}; Python {m.get('python')}, "
              f"torch {m.get('torch')}, triton {f.get('triton')}, flag_gems {f.get('flag_gems')}, "
              f"transformers {f.get('transformers')}; torch_fl {m.get('torch_fl')} ({m.get('commit')}), "
-             f"plugin {m.get('plugin')}; load average at start {m.get('load_average')}.")
+             f"plugin {m.get('plugin')}; load average at start {m.get('load_average')}; "
+             f"every job on {info.get('cpus', 'any CPU')}.")
     lines = [head, "",
              "| Section | Case | conf | unit | baseline | baseline value | flagos | flagos / baseline "
              "| flagos − baseline | repeats | target | result |",
@@ -385,6 +386,12 @@ def parent(args) -> int:
         if section not in SECTIONS or conf not in CONF_FILES:
             sys.exit(f"[flagos] unknown job {section}:{conf} (sections {', '.join(SECTIONS)}; "
                      f"confs {', '.join(CONF_FILES)})")
+    # Every job, and the processes it starts, on the same CPUs (tools/bench/cpus.py).
+    pinned = "any CPU (--cpus all)"
+    if args.cpus != "all":
+        chosen, pinned = (cpus.choose(4) if args.cpus == "auto"
+                          else (cpus.parse_cpulist(args.cpus), f"CPUs {args.cpus} (--cpus)"))
+        cpus.pin(chosen)
     with tempfile.TemporaryDirectory() as tmp:
         # Describing the machine must not depend on the shipped confs.
         empty = Path(tmp) / "empty.toml"
@@ -393,6 +400,7 @@ def parent(args) -> int:
         if "error" in info:
             print(f"[flagos] cannot describe the machine: {info['error']}", file=sys.stderr)
             return 1
+        info["cpus"] = pinned
         confs_dir = args.confs_dir or info["confs_dir"]
         results = [_run_child(s, c, args, None if args.dry_run else os.path.join(confs_dir, CONF_FILES[c]),
                               Path(tmp)) for s, c in jobs]
@@ -420,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--confs-dir", help="installed routing confs (default: torch_fl's)")
     parser.add_argument("--job-timeout", type=int, default=420, help="seconds per child job")
     parser.add_argument("--dry-run", action="store_true", help="no GPU: host plugin against the CPU, tiny sizes")
+    parser.add_argument("--cpus", default="auto",
+                        help="CPUs every job runs on: auto (4 near the GPU, one per core), all (no pinning), "
+                             "or a cpulist such as 0-3")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--conf", default="boxing", help=argparse.SUPPRESS)
     parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
