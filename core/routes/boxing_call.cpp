@@ -73,18 +73,25 @@ void wait_for_stream(c10::DeviceIndex device) {
   plugin.check(status, "stream_synchronize");
 }
 
-// Makes the flagos current stream torch's current CUDA stream for the call.
-// An external CUDA stream's c10 id is its cudaStream_t (c10/cuda/CUDAStream).
+// Makes each device's flagos current stream torch's current CUDA stream
+// there for the call: the op's device, and any other device whose tensors
+// an op spanning devices works on (else that work would go to CUDA's legacy
+// default stream, unordered with the flagos streams). An external CUDA
+// stream's c10 id is its cudaStream_t (c10/cuda/CUDAStream).
 class CudaStreamScope {
  public:
-  explicit CudaStreamScope(c10::DeviceIndex device)
-      : impl_(c10::impl::getDeviceGuardImpl(c10::kCUDA)),
-        previous_(impl_->exchangeStream(device::current_cuda_stream(device))) {}
-  ~CudaStreamScope() { impl_->exchangeStream(previous_); }
+  CudaStreamScope(c10::DeviceIndex device, c10::ArrayRef<c10::DeviceIndex> others)
+      : impl_(c10::impl::getDeviceGuardImpl(c10::kCUDA)) {
+    previous_.push_back(impl_->exchangeStream(device::current_cuda_stream(device)));
+    for (c10::DeviceIndex d : others) previous_.push_back(impl_->exchangeStream(device::current_cuda_stream(d)));
+  }
+  ~CudaStreamScope() {
+    for (auto it = previous_.rbegin(); it != previous_.rend(); ++it) impl_->exchangeStream(*it);
+  }
 
  private:
   const c10::impl::DeviceGuardImplInterface* impl_;
-  c10::Stream previous_;
+  c10::SmallVector<c10::Stream, 1> previous_;
 };
 
 std::string_view unqualified(std::string_view name) {  // "aten::add" -> "add"
@@ -196,7 +203,7 @@ void BoxingCall::run(const OpTraits& op, c10::function_ref<void()> kernel) {
     device::SeededCpuScope seeded(device_, op.draws_default_generator);
     kernel();
   } else {
-    CudaStreamScope scope(device_);
+    CudaStreamScope scope(device_, other_devices_);
     kernel();
   }
   for (const Alias& a : aliases_)

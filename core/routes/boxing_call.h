@@ -112,7 +112,8 @@ class BoxingCall {
   c10::DispatchKeySet target_keys_;
   c10::SmallVector<Alias, 4> aliases_;
   // Flagos devices of operands other than device_: refused unless the op
-  // spans devices; on cpu, their queued work is waited for too.
+  // spans devices; on cpu their queued work is waited for, on cuda their
+  // flagos current streams are made CUDA's there too.
   c10::SmallVector<c10::DeviceIndex, 2> other_devices_;
   SpareAliases* spare_;  // this thread's, for the target; null: no recycling
   const OpTraits* op_ = nullptr;  // run()'s, for unbox()'s messages
