@@ -132,7 +132,11 @@ BoxingCall::~BoxingCall() {
   // own), is kept for the thread's next call: three allocations and frees
   // fewer per operand.
   if (spare_->capacity() == 0) spare_->reserve(kSpareAliases);
-  for (Alias& a : aliases_) {
+  // Kept last operand first, so that the next call's first operand takes
+  // this call's first alias: a chain of ops on tensors of one shape finds
+  // the alias already shaped.
+  for (auto it = aliases_.rbegin(); it != aliases_.rend(); ++it) {
+    Alias& a = *it;
     if (spare_->size() == kSpareAliases) break;
     const c10::Storage& storage = a.boxed.storage();
     if (a.boxed.use_count() == 1 && a.boxed.weak_use_count() == 1 && storage.use_count() == 1 &&
@@ -168,15 +172,20 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
     storage->set_nbytes(impl->nbytes());
     storage->set_allocator(grow);
     storage->set_resizable(impl->resizable());
-    // Re-reads the device from the storage.
-    alias.unsafeGetTensorImpl()->set_storage_and_dtype(alias.storage(), t.dtype());
+    // The storage object is the same: only a new dtype or device (another
+    // flagos device's operand) needs the TensorImpl to re-read it.
+    if (alias.dtype() != t.dtype() || alias.device() != device)
+      alias.unsafeGetTensorImpl()->set_storage_and_dtype(alias.storage(), t.dtype());
   } else {
     auto storage = c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), impl->nbytes(),
                                                          std::move(bytes), grow, impl->resizable());
     alias = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(std::move(storage)), target_keys_, t.dtype());
   }
   c10::StorageImpl* created = alias.storage().unsafeGetStorageImpl();
-  alias.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  // Setting sizes and strides recomputes every contiguity flag: a good
+  // share of boxing's cost, skipped when a reused alias already has them.
+  if (alias.sizes() != t.sizes() || alias.strides() != t.strides() || alias.storage_offset() != t.storage_offset())
+    alias.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
   if (alias.is_conj() != t.is_conj()) alias._set_conj(t.is_conj());
   if (alias.is_neg() != t.is_neg()) alias._set_neg(t.is_neg());
   aliases_.push_back({t, alias, created, written});
