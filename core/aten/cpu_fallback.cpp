@@ -79,7 +79,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       mirrors.note(t);
       if (t.device().index() != device) other = t.device().index();
     });
-  if (other) routes::OpTraits(op).check_devices(device, *other);
+  if (other) routes::OpTraits(op).check_devices(device, *other, /*host_kernel=*/true);
   mirrors.download();
 
   std::vector<c10::IValue> host_args(num_args);

@@ -6,12 +6,12 @@
 #include <algorithm>
 
 #include "aten/transfer.h"
-#include "error.h"
-#include "routes/boxed_args.h"
 #include "device/device_allocator.h"
 #include "device/generator.h"
 #include "device/runtime.h"
 #include "device/streams.h"
+#include "error.h"
+#include "routes/boxed_args.h"
 #include "routes/host_allocation.h"
 
 namespace flagos::routes {
@@ -110,12 +110,22 @@ bool spans_devices(std::string_view name) {
 OpTraits::OpTraits(const c10::OperatorHandle& op)
     : name(c10::toString(op.schema().operator_name())),
       draws_default_generator(draws_from_default_generator(op)),
-      spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))) {}
+      spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))) {
+  const c10::FunctionSchema& schema = op.schema();
+  for (size_t r = 0; r < schema.returns().size(); ++r) {
+    const int alias = aliased_argument(schema, r);
+    returns_new_tensors |= alias < 0 || !schema.arguments()[alias].alias_info()->isWrite();
+  }
+}
 
-void OpTraits::check_devices(c10::DeviceIndex first, c10::DeviceIndex other) const {
-  if (spans_devices) return;
-  throw Error(name + ": Expected all tensors to be on the same device, but found at least two devices, flagos:" +
-              std::to_string(first) + " and flagos:" + std::to_string(other) + "!");
+void OpTraits::check_devices(c10::DeviceIndex first, c10::DeviceIndex other, bool host_kernel) const {
+  const std::string devices = "flagos:" + std::to_string(first) + " and flagos:" + std::to_string(other);
+  if (!spans_devices)
+    throw Error(name + ": Expected all tensors to be on the same device, but found at least two devices, " +
+                devices + "!");
+  if (host_kernel && returns_new_tensors)
+    throw Error(name + ": a call over tensors of " + devices + " returns new tensors, which a kernel run on "
+                "the host cannot place on their devices: call it once per device (in-place forms are fine)");
 }
 
 BoxingCall::BoxingCall(BoxingTarget target, c10::DeviceIndex device, bool recycle_aliases)
@@ -202,8 +212,7 @@ at::Generator BoxingCall::box_generator(const std::optional<at::Generator>& gen)
 
 void BoxingCall::run(const OpTraits& op, c10::function_ref<void()> kernel) {
   if (!other_devices_.empty()) [[unlikely]]
-    op.check_devices(device_, other_devices_.front());
-  op_ = &op;
+    op.check_devices(device_, other_devices_.front(), /*host_kernel=*/target_ == BoxingTarget::Cpu);
   if (target_ == BoxingTarget::Cpu) {
     // The kernel runs now, on the host: queued device work must finish first.
     wait_for_stream(device_);
@@ -258,17 +267,10 @@ at::Tensor BoxingCall::unbox(const at::Tensor& t) const {
   const bool ours = target_ == BoxingTarget::Cpu ? is_flagos_allocation(storage->data_ptr())
                                                  : t.device().type() == c10::kCUDA;
   if (ours) {
+    // Per-tensor work of an op spanning devices allocates on each tensor's.
     c10::DeviceIndex home = device_;
-    if (target_ == BoxingTarget::Cuda) {
-      // Per-tensor work of an op spanning devices allocates on each tensor's.
-      if (t.device().index() != target_device_.index()) home = flagos_of_cuda(t.device().index(), device_);
-    } else if (!other_devices_.empty()) [[unlikely]] {
-      // A host kernel's result has no device of its own to go to.
-      throw Error((op_ ? op_->name : std::string("an operator")) + ": a call over tensors of flagos:" +
-                  std::to_string(device_) + " and flagos:" + std::to_string(other_devices_.front()) +
-                  " returns new tensors, which the cpu route cannot place on their devices: call it once "
-                  "per device (in-place forms are fine)");
-    }
+    if (target_ == BoxingTarget::Cuda && t.device().index() != target_device_.index())
+      home = flagos_of_cuda(t.device().index(), device_);
     storage->mutable_data_ptr().unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, home));
     storage->set_allocator(device::allocator());
     return relabel(t, home);

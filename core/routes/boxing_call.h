@@ -31,7 +31,6 @@ enum class BoxingTarget { Cpu, Cuda };
 
 // What a call needs to know of its operator, worked out once (at install).
 struct OpTraits {
-  OpTraits() = default;
   explicit OpTraits(const c10::OperatorHandle& op);
 
   std::string name;                      // "aten::add.Tensor", for messages
@@ -40,11 +39,14 @@ struct OpTraits {
   // fused optimizer ops (per-tensor work), copies. Any other op given two
   // flagos devices' tensors is refused, as CUDA's kernels refuse them.
   bool spans_devices = false;
+  // A return is not one of the arguments it writes (in-place, out=).
+  bool returns_new_tensors = false;
 
-  // Throws flagos::Error, in native CUDA's words (code may match them),
-  // unless the op spans devices: it was given tensors of flagos devices
-  // `first` and `other`.
-  void check_devices(c10::DeviceIndex first, c10::DeviceIndex other) const;
+  // For a call given tensors of flagos devices `first` and `other`: throws
+  // flagos::Error, in native CUDA's words (code may match them), unless the
+  // op spans devices; and, for a kernel run on the host (`host_kernel`), if
+  // it returns new tensors, which nothing would place on their devices.
+  void check_devices(c10::DeviceIndex first, c10::DeviceIndex other, bool host_kernel) const;
 };
 
 class BoxingCall {
@@ -75,16 +77,14 @@ class BoxingCall {
   // draws from the default one); cuda on the flagos current stream made
   // torch's current CUDA stream. Then syncs back the written operands.
   // Throws flagos::Error, before running anything, when operands sit on two
-  // flagos devices and `op` does not span devices.
+  // flagos devices and `op` may not take them (OpTraits::check_devices).
   void run(const OpTraits& op, c10::function_ref<void()> kernel);
 
   // A result of the kernel as a flagos tensor: re-labelled in place when
   // nothing else holds it, a flagos view when it shares an operand's
   // storage, copied when it is ordinary host memory. Non-target results
   // (already flagos, CUDA kernels' host-side seeds) are returned as they are.
-  // On cuda a result goes to the flagos device over its CUDA device; on cpu,
-  // a new result of a call over two devices' tensors throws flagos::Error
-  // (a host kernel's result says nothing of which device it belongs to).
+  // On cuda a result goes to the flagos device over its CUDA device.
   at::Tensor unbox(const at::Tensor& result) const;
 
   c10::DeviceIndex device() const { return device_; }
@@ -116,7 +116,6 @@ class BoxingCall {
   // flagos current streams are made CUDA's there too.
   c10::SmallVector<c10::DeviceIndex, 2> other_devices_;
   SpareAliases* spare_;  // this thread's, for the target; null: no recycling
-  const OpTraits* op_ = nullptr;  // run()'s, for unbox()'s messages
 };
 
 }  // namespace flagos::routes

@@ -140,10 +140,16 @@ def test_operands_of_every_layout_in_turn():
     # conjugate/negative bits must all be those of the new operand.
     g = torch.Generator().manual_seed(3)
     base = torch.randn(6, 8, generator=g)
+    square = torch.randn(5, 5, generator=g)
     z = torch.complex(base, base.flip(0))
-    plain = [base, base.t(), base[1:, 2:5], base[::2, ::3], base.reshape(-1)[5:], base.double(),
-             base.to(torch.bfloat16), base.long(), z]
+    # Neighbours differing in one thing only: strides (square, square.t()),
+    # offset (the views of one flagos tensor), dtype (base, base.double(), ...).
+    plain = [base, base.t(), base[1:, 2:5], base[::2, ::3], base.reshape(-1)[5:], square, square.t(),
+             base.double(), base.to(torch.bfloat16), base.long(), z]
     cases = [(t, lambda t=t: t.to("flagos")) for t in plain] + [
+        (base.reshape(-1)[:20], lambda: base.to("flagos").reshape(-1)[:20]),
+        (base.reshape(-1)[7:27], lambda: base.to("flagos").reshape(-1)[7:27]),
+        (base[1:, 2:5], lambda: base.to("flagos")[1:, 2:5]),
         (z.conj(), lambda: z.to("flagos").conj()),               # the conjugate bit
         (z._neg_view(), lambda: z.to("flagos")._neg_view()),     # the negative bit
         (z.conj()._neg_view(), lambda: z.to("flagos").conj()._neg_view()),
