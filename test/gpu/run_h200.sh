@@ -24,6 +24,9 @@
 #                    function, cuda vs flagos (a sampling profiler) -> host_profile.md
 #  10 op-cost        python -m tools.bench.op_cost: host time per call of GPT-2
 #                    training's costliest operators, cuda vs flagos -> op_cost.md
+#  11 perf           python -m tools.bench.perf_profile: self time by function of
+#                    op_cost loops, cuda vs flagos, sampled by Linux perf from
+#                    outside the process (says so where perf is missing) -> perf_profile.md
 #
 # A STAGE is a name or a number (a number runs all its stages). One command
 # on the GPU machine may run 10 minutes, so split the run, e.g.
@@ -51,7 +54,7 @@
 # H200_OPINFO_SHARDS (4 processes), H200_OPINFO_ARGS, H200_OPINFO_REFERENCE (cpu: the device
 # OpInfo compares flagos with; cuda: native CUDA, forward/out/in-place only),
 # H200_BENCH_JOBS (tools.bench.gpu's default),
-# H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU), H200_OP_COST_ARGS,
+# H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU), H200_OP_COST_ARGS, H200_PERF_ARGS,
 # H200_HOST_PROFILE_ARGS (e.g. --seconds 2).
 
 set -uo pipefail
@@ -333,10 +336,16 @@ stage_op_cost() {
   "$PY" -m tools.bench.op_cost --md "$OUT/op_cost.md" ${H200_OP_COST_ARGS:-} 2>/dev/null | tee -i "$OUT/op_cost.txt"
 }
 
+stage_perf() {
+  # shellcheck disable=SC2086  # the extra arguments are meant to split
+  "$PY" -m tools.bench.perf_profile --md "$OUT/perf_profile.md" ${H200_PERF_ARGS:-} 2>/dev/null |
+    tee -i "$OUT/perf_profile.txt"
+}
+
 export -f stage_env install_wheels ensure_test_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
   stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench \
-  stage_host_profile stage_op_cost
+  stage_host_profile stage_op_cost stage_perf
 
 # name|number|limit (s)|function|main output file|stage it needs
 STAGES=(
@@ -355,6 +364,7 @@ STAGES=(
   "bench|8|540|stage_bench|bench_gpu.txt|cuda-build"
   "host-profile|9|240|stage_host_profile|host_profile.txt|cuda-build"
   "op-cost|10|240|stage_op_cost|op_cost.txt|cuda-build"
+  "perf|11|300|stage_perf|perf_profile.txt|cuda-build"
 )
 
 declare -A RESULT SECONDS_TAKEN NOTE

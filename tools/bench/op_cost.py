@@ -1,4 +1,5 @@
 """python -m tools.bench.op_cost [--native cuda|cpu] [--calls N] [--repeats R] [--md PATH] [--case TEXT]
+       python -m tools.bench.op_cost --loop DEVICE [--seconds S] [--case TEXT]
 
 Host time per call of the operators a GPT-2-small training step spends most
 of its host time in (batch 8 x 512 tokens, bf16 where autocast casts), on
@@ -6,11 +7,17 @@ the native device and on flagos: the time until a block of calls returns,
 before synchronising, so kernels still running do not count. Blocks on the
 two devices alternate (tools/bench/timing.py). Explains the training row of
 tools.bench.gpu (c) operator by operator, without a profiler in the loop.
+
+--loop runs the chosen cases on one device for S seconds each, synchronising
+every N calls, and times nothing: the workload a profiler attached from
+outside samples (tools/bench/perf_profile.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import select
 import sys
 import time
 from pathlib import Path
@@ -30,6 +37,10 @@ def _tensor(shape, device, dtype=torch.bfloat16):
 
 def _cases():
     """name -> make(device): one call of the operator on `device`'s tensors."""
+    def add(device):  # the tiny op of tools.bench.gpu (a)
+        a, b = _tensor((1,), device, torch.float32), _tensor((1,), device, torch.float32)
+        return lambda: torch.add(a, b)
+
     def mm_nt(device):  # backward: grad_in = grad_out @ W
         g, w = _tensor((TOKENS, 3072), device), _tensor((WIDTH, 3072), device)
         return lambda: torch.mm(g, w.t())
@@ -80,7 +91,7 @@ def _cases():
         ps = [_tensor((WIDTH,), device, torch.float32) for _ in range(148)]
         return lambda: torch._foreach_mul_(ps, 0.999)
 
-    return {"mm(g, w.t()) bf16 4096x3072 @ 3072x768": mm_nt, "mm(g.t(), x) bf16 3072x4096 @ 4096x768": mm_tn,
+    return {"add(a, b) fp32 1 element": add, "mm(g, w.t()) bf16 4096x3072 @ 3072x768": mm_nt, "mm(g.t(), x) bf16 3072x4096 @ 4096x768": mm_tn,
             "addmm(b, x, w) bf16 4096x768 @ 768x3072": addmm, "w.to(bfloat16) 768x3072": to_bf16,
             "mul(a, b) bf16 4096x3072": mul, "a.add_(b) fp32 4096x768": add_, "g.sum(0) bf16 4096x3072": sum_dim,
             "native_layer_norm fp32 8x512x768": layer_norm,
@@ -99,6 +110,51 @@ def host_time(run, device: str) -> float:
     return took
 
 
+class _PerfControl:
+    """`perf record --control fifo:CTL,ACK`: sampling on only while a loop runs
+    (not during imports and warm-up)."""
+
+    def __init__(self, fifos: str | None):
+        self._ctl = self._ack = None
+        if fifos:
+            ctl, ack = fifos.split(",")
+            self._ctl = os.open(ctl, os.O_WRONLY)
+            self._ack = os.open(ack, os.O_RDWR)
+
+    def command(self, word: str) -> None:
+        if self._ctl is None:
+            return
+        os.write(self._ctl, f"{word}\n".encode())
+        ready, _, _ = select.select([self._ack], [], [], 10)
+        if not ready:
+            raise RuntimeError(f"[flagos] perf did not acknowledge '{word}' within 10 s")
+        os.read(self._ack, 64)
+
+
+def loop(device: str, seconds: float, calls: int, cases: list[str] | None, perf_fifos: str | None = None) -> int:
+    """Runs each chosen case on `device` for `seconds`, in blocks of `calls`,
+    after a warm-up; with `perf_fifos`, perf samples the loops only."""
+    perf = _PerfControl(perf_fifos)
+    for name, make in _cases().items():
+        if cases and not any(c in name for c in cases):
+            continue
+        call = make(device)
+        for _ in range(calls * 4):
+            call()
+        timing.sync(device)
+        perf.command("enable")
+        end = time.perf_counter() + seconds
+        n = 0
+        while time.perf_counter() < end:
+            for _ in range(calls):
+                call()
+            timing.sync(device)
+            n += calls
+        perf.command("disable")
+        print(f"{name}: {n} calls on {device} in {seconds:.0f} s", file=sys.stderr, flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--native", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -107,7 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--case", action="append", help="only cases whose name contains this (repeatable)")
     parser.add_argument("--md", type=Path)
+    parser.add_argument("--loop", metavar="DEVICE", help="run the cases on DEVICE for --seconds each, untimed")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--perf-control", metavar="CTL,ACK", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.loop:
+        return loop(args.loop, args.seconds, args.calls, args.case, args.perf_control)
     lines = [f"Host µs per call until return, {args.native} and flagos, {args.calls} calls per block, "
              f"{args.repeats} blocks each (medians; ratio: median of per-block ratios).", "",
              f"| operator | {args.native} µs | flagos µs | flagos − {args.native} µs | ratio |", "|---|---:|---:|---:|---:|"]
