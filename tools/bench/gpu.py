@@ -163,6 +163,14 @@ FLAGGEMS_OPS = {
         lambda x, w, b: torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5),
         lambda fn, x, w, b: fn(x, [x.shape[-1]], w, b, 1e-5)),
 }
+# Where the usual torch call above goes through a composite wrapper first
+# (softmax -> _softmax, F.layer_norm -> layer_norm -> native_layer_norm): the
+# routed operator's own binding, for a context row that leaves the wrapper out.
+FLAGGEMS_ATEN_CALLS = {
+    "_softmax": ("torch._softmax(x, -1, False)", lambda x: torch._softmax(x, -1, False)),
+    "native_layer_norm": ("torch.native_layer_norm(x, [n], w, b, 1e-5)",
+                          lambda x, w, b: torch.native_layer_norm(x, [x.shape[-1]], w, b, 1e-5)),
+}
 
 
 def _flaggems_inputs(count: int, shape: tuple[int, int], device: str) -> list:
@@ -190,10 +198,11 @@ def section_flaggems(native: str, dry: bool, repeats: int) -> tuple[list, list]:
                          + ("" if fn else ", and FlagGems registered no function for it"))
             continue
         for shape in shapes:
-            def make(device: str, shape=shape, registered=False):
+            def make(device: str, shape=shape, registered=False, flagos_call=via_torch):
                 args = _flaggems_inputs(count, shape, device)
                 through_torch = device == "flagos" or registered
-                call = (lambda: via_torch(*args)) if through_torch else (lambda: direct(fn, *args))
+                torch_call = flagos_call if device == "flagos" else via_torch
+                call = (lambda: torch_call(*args)) if through_torch else (lambda: direct(fn, *args))
 
                 def run():
                     for _ in range(calls):
@@ -211,6 +220,14 @@ def section_flaggems(native: str, dry: bool, repeats: int) -> tuple[list, list]:
                                    devices=(native, "flagos"))
             rows.append(_timed(case, "µs/op", 1e6, r, native, target=False,
                                baseline=f"{torch_call} on {native}, FlagGems registered for {native.upper()}"))
+            if op in FLAGGEMS_ATEN_CALLS:
+                # flagos through the routed operator's own binding, against the
+                # direct call: the route and torch's dispatcher, without the wrapper.
+                aten_text, aten_call = FLAGGEMS_ATEN_CALLS[op]
+                r = timing.compare(lambda dev, shape=shape: make(dev, shape, flagos_call=aten_call), repeats,
+                                   devices=(native, "flagos"))
+                rows.append(_timed(f"{op}: {aten_text}, {shape[0]}x{shape[1]} float32", "µs/op", 1e6, r, native,
+                                   target=False, baseline=f"FlagGems {getattr(fn, '__name__', op)}() on {native}"))
     return rows, notes
 
 
