@@ -173,7 +173,7 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
                             f"full collections {both(collections, lambda c: str(c[-1] - c[0]))})")
             for dev in mine:
                 times[dev] += mine[dev]
-            print(f"    pair {p + 1}: {native}/flagos {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
+            print(f"    pair {p + 1}: {native}/{other} {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
             if p == 0 and other == "flagos":
                 ops = {dev: {op: tuple(v) for op, v in child.ask("profile")["ops"].items()}
                        for dev, child in children.items()}
