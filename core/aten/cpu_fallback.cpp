@@ -25,7 +25,7 @@
 namespace flagos::aten {
 namespace {
 
-using routes::aliased_argument;
+using routes::written_argument;
 using routes::find_device;
 using routes::for_each_tensor;
 using routes::is_generator_arg;
@@ -117,9 +117,9 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t num_returns = schema.returns().size();
   for (size_t r = 0; r < num_returns; ++r) {
     c10::IValue& out = (*stack)[stack->size() - num_returns + r];
-    const int alias = aliased_argument(schema, r);
-    if (alias >= 0 && schema.arguments()[alias].alias_info()->isWrite()) {
-      out = args[alias];  // in-place / out=: the caller's own flagos tensor(s)
+    const int written_arg = written_argument(schema, r);
+    if (written_arg >= 0) {
+      out = args[written_arg];  // in-place / out=: the caller's own flagos tensor(s)
       continue;
     }
     out = map_tensors(out, [&](const at::Tensor& host) {

@@ -33,14 +33,14 @@ bool draws_from_default_generator(const c10::OperatorHandle& op) {
   return true;
 }
 
-int aliased_argument(const c10::FunctionSchema& schema, size_t ret) {
+int written_argument(const c10::FunctionSchema& schema, size_t ret) {
   const c10::AliasInfo* info = schema.returns()[ret].alias_info();
   if (!info) return -1;
   for (size_t i = 0; i < schema.arguments().size(); ++i) {
     const c10::AliasInfo* a = schema.arguments()[i].alias_info();
     if (!a) continue;
     for (const auto& set : info->beforeSets())
-      if (a->beforeSets().count(set)) return static_cast<int>(i);
+      if (a->beforeSets().count(set)) return a->isWrite() ? static_cast<int>(i) : -1;
   }
   return -1;
 }

@@ -57,7 +57,8 @@ bool is_generator_arg(const c10::Argument& arg);
 // nondeterministic_seeded and without a Generator argument (native_dropout).
 bool draws_from_default_generator(const c10::OperatorHandle& op);
 
-// The index of the argument whose alias set return `ret` shares, or -1.
-int aliased_argument(const c10::FunctionSchema& schema, size_t ret);
+// The argument return `ret` is, when the op writes it (in-place, out=): its
+// index; -1 for a return that is not a written argument.
+int written_argument(const c10::FunctionSchema& schema, size_t ret);
 
 }  // namespace flagos::routes

@@ -112,10 +112,7 @@ OpTraits::OpTraits(const c10::OperatorHandle& op)
       draws_default_generator(draws_from_default_generator(op)),
       spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))) {
   const c10::FunctionSchema& schema = op.schema();
-  for (size_t r = 0; r < schema.returns().size(); ++r) {
-    const int alias = aliased_argument(schema, r);
-    returns_new_tensors |= alias < 0 || !schema.arguments()[alias].alias_info()->isWrite();
-  }
+  for (size_t r = 0; r < schema.returns().size(); ++r) returns_new_tensors |= written_argument(schema, r) < 0;
 }
 
 void OpTraits::check_devices(c10::DeviceIndex first, c10::DeviceIndex other, bool host_kernel) const {
@@ -133,6 +130,7 @@ BoxingCall::BoxingCall(BoxingTarget target, c10::DeviceIndex device, bool recycl
       device_(device),
       target_device_(target == BoxingTarget::Cpu ? c10::Device(c10::kCPU) : cuda_device_of(device)),
       target_keys_(target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA),
+      grow_(target == BoxingTarget::Cpu ? flagos_as_cpu_allocator() : c10::GetAllocator(c10::kCUDA)),
       spare_(recycle_aliases ? &spare_aliases(target) : nullptr) {}
 
 BoxingCall::~BoxingCall() {
@@ -172,7 +170,6 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
   // flagos tensor, alive on the caller's stack, owns the bytes.
   c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
   c10::DataPtr bytes(impl->mutable_data(), device);
-  c10::Allocator* grow = target_ == BoxingTarget::Cpu ? flagos_as_cpu_allocator() : c10::GetAllocator(c10::kCUDA);
   at::Tensor alias;
   if (spare_ && !spare_->empty()) {
     alias = std::move(spare_->back());
@@ -180,7 +177,7 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
     c10::StorageImpl* storage = alias.storage().unsafeGetStorageImpl();
     storage->set_data_ptr_noswap(std::move(bytes));
     storage->set_nbytes(impl->nbytes());
-    storage->set_allocator(grow);
+    storage->set_allocator(grow_);
     storage->set_resizable(impl->resizable());
     // The storage object is the same: only a new dtype or device (another
     // flagos device's operand) needs the TensorImpl to re-read it.
@@ -188,7 +185,7 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
       alias.unsafeGetTensorImpl()->set_storage_and_dtype(alias.storage(), t.dtype());
   } else {
     auto storage = c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), impl->nbytes(),
-                                                         std::move(bytes), grow, impl->resizable());
+                                                         std::move(bytes), grow_, impl->resizable());
     alias = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(std::move(storage)), target_keys_, t.dtype());
   }
   c10::StorageImpl* created = alias.storage().unsafeGetStorageImpl();

@@ -12,10 +12,9 @@ BoxingPlan::BoxingPlan(const c10::OperatorHandle& op) : traits(op) {
     if (args[i].alias_info() && args[i].alias_info()->isWrite()) written.push_back(static_cast<int16_t>(i));
   }
   for (size_t r = 0; r < schema.returns().size(); ++r) {
-    const int alias = aliased_argument(schema, r);
-    const bool writes = alias >= 0 && args[alias].alias_info()->isWrite();
-    return_of.push_back(static_cast<int16_t>(writes ? alias : -1));
-    keeps_originals |= writes;
+    const int written_arg = written_argument(schema, r);
+    return_of.push_back(static_cast<int16_t>(written_arg));
+    keeps_originals |= written_arg >= 0;
   }
 }
 

@@ -100,6 +100,11 @@ def _cases():
             "_foreach_mul_(148 tensors of 768, 0.999)": foreach_mul_}
 
 
+def _chosen(filters: list[str] | None) -> dict:
+    """The cases whose name contains one of `filters` (all without filters)."""
+    return {name: make for name, make in _cases().items() if not filters or any(f in name for f in filters)}
+
+
 def host_time(run, device: str) -> float:
     """Seconds until the block's calls return; its kernels finish afterwards."""
     timing.sync(device)
@@ -135,9 +140,7 @@ def loop(device: str, seconds: float, calls: int, cases: list[str] | None, perf_
     """Runs each chosen case on `device` for `seconds`, in blocks of `calls`,
     after a warm-up; with `perf_fifos`, perf samples the loops only."""
     perf = _PerfControl(perf_fifos)
-    for name, make in _cases().items():
-        if cases and not any(c in name for c in cases):
-            continue
+    for name, make in _chosen(cases).items():
         call = make(device)
         for _ in range(calls * 4):
             call()
@@ -172,10 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"Host µs per call until return, {args.native} and flagos, {args.calls} calls per block, "
              f"{args.repeats} blocks each (medians; ratio: median of per-block ratios).", "",
              f"| operator | {args.native} µs | flagos µs | flagos − {args.native} µs | ratio |", "|---|---:|---:|---:|---:|"]
-    for name, make in _cases().items():
-        if args.case and not any(c in name for c in args.case):
-            continue
-
+    for name, make in _chosen(args.case).items():
         def workload(device, make=make):
             call = make(device)
 
