@@ -24,9 +24,11 @@
 #                    function, cuda vs flagos (a sampling profiler) -> host_profile.md
 #  10 op-cost        python -m tools.bench.op_cost: host time per call of GPT-2
 #                    training's costliest operators, cuda vs flagos -> op_cost.md
-#  11 perf           python -m tools.bench.perf_profile: self time by function of
-#                    op_cost loops, cuda vs flagos, sampled by Linux perf from
-#                    outside the process (says so where perf is missing) -> perf_profile.md
+#  11 perf           python -m tools.bench.perf_profile: CPU µs per GPT-2 training
+#                    step and per op_cost call, by library and function, cuda vs
+#                    flagos, sampled by Linux perf from outside the process (the
+#                    machine's perf, else .device/perf from tools/bench/bundle_perf.sh;
+#                    says so where neither is there) -> perf_profile.md
 #
 # A STAGE is a name or a number (a number runs all its stages). One command
 # on the GPU machine may run 10 minutes, so split the run, e.g.

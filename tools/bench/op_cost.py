@@ -16,8 +16,6 @@ outside samples (tools/bench/perf_profile.py).
 from __future__ import annotations
 
 import argparse
-import os
-import select
 import sys
 import time
 from pathlib import Path
@@ -26,6 +24,7 @@ import torch
 
 import torch_fl  # noqa: F401  (the flagos device)
 from tools.bench import timing
+from tools.bench.perf_control import PerfControl
 
 TOKENS, WIDTH, HEADS, SEQ = 8 * 512, 768, 12, 512
 
@@ -115,31 +114,10 @@ def host_time(run, device: str) -> float:
     return took
 
 
-class _PerfControl:
-    """`perf record --control fifo:CTL,ACK`: sampling on only while a loop runs
-    (not during imports and warm-up)."""
-
-    def __init__(self, fifos: str | None):
-        self._ctl = self._ack = None
-        if fifos:
-            ctl, ack = fifos.split(",")
-            self._ctl = os.open(ctl, os.O_WRONLY)
-            self._ack = os.open(ack, os.O_RDWR)
-
-    def command(self, word: str) -> None:
-        if self._ctl is None:
-            return
-        os.write(self._ctl, f"{word}\n".encode())
-        ready, _, _ = select.select([self._ack], [], [], 10)
-        if not ready:
-            raise RuntimeError(f"[flagos] perf did not acknowledge '{word}' within 10 s")
-        os.read(self._ack, 64)
-
-
 def loop(device: str, seconds: float, calls: int, cases: list[str] | None, perf_fifos: str | None = None) -> int:
     """Runs each chosen case on `device` for `seconds`, in blocks of `calls`,
     after a warm-up; with `perf_fifos`, perf samples the loops only."""
-    perf = _PerfControl(perf_fifos)
+    perf = PerfControl(perf_fifos)
     for name, make in _chosen(cases).items():
         call = make(device)
         for _ in range(calls * 4):

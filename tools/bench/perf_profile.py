@@ -1,16 +1,21 @@
 """python -m tools.bench.perf_profile [--native cuda|cpu] [--seconds S] [--case TEXT] [--top N] [--md PATH]
 
-Where the host time of an operator call goes, by library and function, on the
-native device and on flagos: Linux `perf` samples a loop of one case of
-tools/bench/op_cost.py (`--loop`) on each device in turn, from outside the
-process (no signal handler in the process: the in-process sampler of
-tools/prof_sample crashed inside cuBLAS on the H200). Without frame pointers in
-torch's libraries the samples carry no call chains, so this is self time per
-function; the functions only flagos reaches (libtorch_fl_core) and those that
-grow are the per-operator cost of (a) and (c).
+Where the host time of flagos goes, by library and function, against the
+native device: Linux `perf` samples a loop on each device in turn, from
+outside the process (no signal handler in the process: the in-process
+sampler of tools/prof_sample crashed inside cuBLAS on the H200). A case is
+"train" (the GPT-2 training step of tools.bench.gpu (c), tools/bench/
+train_loop.py) or one of tools/bench/op_cost.py's operators (its --loop).
 
-Without `perf` on the machine, or where the kernel refuses it
-(perf_event_paranoid), it says so in one line and exits 0.
+Samples are turned into CPU µs per call (per step, for "train"): samples /
+frequency / calls, over every thread of the process, so the two devices'
+rows compare directly. Without frame pointers in torch's libraries the
+samples carry no call chains: this is self time per function.
+
+It takes the machine's `perf`, else the copy tools/bench/bundle_perf.sh
+leaves in .device/perf (for a machine with neither perf nor network).
+Without either, or where the kernel refuses it (perf_event_paranoid), it
+says so in one line and exits 0.
 """
 
 from __future__ import annotations
@@ -27,78 +32,110 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CASES = ["add(a, b)", "mm(g, w.t())", "native_layer_norm fp32", "_foreach_mul_"]
+HZ = 2999
+DEFAULT_CASES = ["train", "add(a, b)", "native_layer_norm fp32", "_foreach_mul_"]
+Rows = dict[tuple[str, str], float]  # (library, function) -> µs per call
 
 
-def _record(perf: str, device: str, case: str, seconds: float, out: Path) -> str:
-    """Samples the loop of `case` on `device` into `out` (sampling starts
-    disabled; the loop turns it on after its imports and warm-up); an error
-    text, or ""."""
+def _workload(device: str, case: str, seconds: float, dry: bool, fifos: str) -> list[str]:
+    if case == "train":
+        return [sys.executable, "-m", "tools.bench.train_loop", device, "--seconds", str(seconds),
+                "--perf-control", fifos] + (["--dry-run"] if dry else [])
+    return [sys.executable, "-m", "tools.bench.op_cost", "--loop", device, "--seconds", str(seconds),
+            "--case", case, "--perf-control", fifos]
+
+
+def _record(perf: str, workload: list[str], seconds: float, out: Path) -> tuple[int, str]:
+    """Samples `workload` into `out` (sampling starts disabled; the loop turns
+    it on after its imports and warm-up): (calls the loop made, error text)."""
     ctl, ack = out.with_suffix(".ctl"), out.with_suffix(".ack")
     for fifo in (ctl, ack):
         fifo.unlink(missing_ok=True)
         os.mkfifo(fifo)
-    cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", "2999", "-D", "-1", "--control", f"fifo:{ctl},{ack}",
-           "-o", str(out), "--", sys.executable, "-m", "tools.bench.op_cost", "--loop", device,
-           "--seconds", str(seconds), "--case", case, "--perf-control", f"{ctl},{ack}"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds * 4 + 120)
-    if proc.returncode != 0 or not out.exists():
-        return f"perf record failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
-    return ""
+    fifos = f"{ctl},{ack}"
+    cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "-D", "-1", "--control", f"fifo:{fifos}",
+           "-o", str(out), "--"] + [fifos if arg == "{fifos}" else arg for arg in workload]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds * 4 + 240)
+    calls = re.findall(r": (\d+) calls on ", proc.stderr)
+    if proc.returncode != 0 or not out.exists() or not calls:
+        return 0, f"perf record failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
+    return int(calls[-1]), ""
 
 
-def _self_time(perf: str, data: Path) -> list[tuple[float, str, str]]:
-    """(percent of samples, library, function) from `perf report`, largest first."""
-    proc = subprocess.run([perf, "report", "-i", str(data), "--no-children", "--sort", "dso,symbol", "--stdio",
-                           "-g", "none", "--percent-limit", "0.2"], capture_output=True, text=True, timeout=300)
-    rows = []
+def _samples(perf: str, data: Path, sort: str) -> dict[tuple[str, ...], int]:
+    """Sample counts by `sort` keys ("dso" or "dso,symbol") from `perf report`."""
+    proc = subprocess.run([perf, "report", "-i", str(data), "--no-children", "--sort", sort, "-n", "--stdio",
+                           "-g", "none", "--percent-limit", "0.05"], capture_output=True, text=True, timeout=300)
+    rows: dict[tuple[str, ...], int] = {}
     for line in proc.stdout.splitlines():
-        parts = line.split(None, 3)
-        if len(parts) == 4 and parts[0].endswith("%") and parts[2] in ("[.]", "[k]"):
-            function = re.split(r"\s{2,}", parts[3].strip())[0]  # perf pads the column
-            rows.append((float(parts[0].rstrip("%")), parts[1], function[:110]))
+        parts = line.split(None, 4 if sort != "dso" else 2)
+        if len(parts) < 3 or not parts[0].endswith("%") or not parts[1].isdigit():
+            continue
+        if sort == "dso":
+            rows[(parts[2].strip(),)] = int(parts[1])
+        elif len(parts) == 5 and parts[3] in ("[.]", "[k]"):
+            function = re.split(r"\s{2,}", parts[4].strip())[0]  # perf pads the column
+            rows[(parts[2], function[:110])] = int(parts[1])
     return rows
 
 
-def _table(case: str, native: str, rows: dict[str, list[tuple[float, str, str]]], top: int) -> list[str]:
-    lines = [f"### {case}", "", f"| % of {native} samples | % of flagos samples | library | function |",
-             "|---:|---:|---|---|"]
-    by_key = {dev: {(lib, fn): pct for pct, lib, fn in r} for dev, r in rows.items()}
-    keys = sorted(set(by_key[native]) | set(by_key["flagos"]),
-                  key=lambda k: -(by_key["flagos"].get(k, 0.0) - by_key[native].get(k, 0.0)))
+def _per_call(samples: dict, calls: int) -> dict:
+    return {key: n / HZ * 1e6 / calls for key, n in samples.items()}
+
+
+def _table(title: str, native: str, rows: dict[str, dict], calls: dict[str, int], top: int, unit: str,
+           columns: list[str]) -> list[str]:
+    """The `top` keys whose time per call grew most on flagos, and the total."""
+    n, f = rows[native], rows["flagos"]
+    keys = sorted(set(n) | set(f), key=lambda k: -(f.get(k, 0.0) - n.get(k, 0.0)))
+    lines = [f"### {title}", "", f"| {native} µs/{unit} | flagos µs/{unit} | flagos − {native} | "
+             + " | ".join(columns) + " |", "|---:|---:|---:|" + "---|" * len(columns)]
     for key in keys[:top]:
-        lines.append(f"| {by_key[native].get(key, 0.0):.1f} | {by_key['flagos'].get(key, 0.0):.1f} "
-                     f"| {key[0]} | `{key[1]}` |")
-    lines += ["", "(rows: the functions whose share grew most on flagos; a share, not a time: the flagos "
-              "loop makes fewer calls in the same seconds)", ""]
+        lines.append(f"| {n.get(key, 0.0):.2f} | {f.get(key, 0.0):.2f} | {f.get(key, 0.0) - n.get(key, 0.0):+.2f} | "
+                     + " | ".join(f"`{k}`" if i else k for i, k in enumerate(key)) + " |")
+    total_n, total_f = sum(n.values()), sum(f.values())
+    lines += [f"| {total_n:.2f} | {total_f:.2f} | {total_f - total_n:+.2f} | all sampled" + " |" * len(columns),
+              "", f"({calls[native]} {unit}s on {native}, {calls['flagos']} on flagos; CPU time of every thread, "
+              f"so it can exceed the wall time)", ""]
     return lines
+
+
+def _find_perf() -> str | None:
+    bundled = ROOT / ".device" / "perf" / "perf"
+    return shutil.which("perf") or (str(bundled) if bundled.exists() else None)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--native", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--seconds", type=float, default=6.0)
-    parser.add_argument("--case", action="append", help=f"cases of tools.bench.op_cost (default {DEFAULT_CASES})")
+    parser.add_argument("--case", action="append", help=f"'train' or op_cost cases (default {DEFAULT_CASES})")
+    parser.add_argument("--dry-run", action="store_true", help="'train' on a 2-layer GPT-2 of width 64")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--md", type=Path)
     args = parser.parse_args(argv)
-    perf = shutil.which("perf")
+    perf = _find_perf()
     if perf is None:
-        print("[flagos] perf is not installed on this machine: no profile")
+        print("[flagos] perf is not installed on this machine and none was bundled "
+              "(tools/bench/bundle_perf.sh): no profile")
         return 0
-    lines = [f"Self time by function (Linux perf, cpu-clock at 2999 Hz, {args.seconds:.0f} s per case and "
-             f"device), {args.native} and flagos.", ""]
+    lines = [f"CPU time per call by library and function (Linux perf, cpu-clock at {HZ} Hz, self time, "
+             f"{args.seconds:.0f} s per case and device), {args.native} and flagos.", ""]
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.case or DEFAULT_CASES:
-            rows = {}
+            by_dso, by_fn, calls = {}, {}, {}
             for device in (args.native, "flagos"):
                 data = Path(tmp) / "perf.data"
-                error = _record(perf, device, case, args.seconds, data)
+                workload = _workload(device, case, args.seconds, args.dry_run, "{fifos}")
+                calls[device], error = _record(perf, workload, args.seconds, data)
                 if error:
                     print(f"[flagos] {case} on {device}: {error}")
                     return 0
-                rows[device] = _self_time(perf, data)
-            lines += _table(case, args.native, rows, args.top)
+                by_dso[device] = _per_call(_samples(perf, data, "dso"), calls[device])
+                by_fn[device] = _per_call(_samples(perf, data, "dso,symbol"), calls[device])
+            unit = "step" if case == "train" else "call"
+            lines += _table(f"{case}: by library", args.native, by_dso, calls, 12, unit, ["library"])
+            lines += _table(f"{case}: by function", args.native, by_fn, calls, args.top, unit, ["library", "function"])
             print(f"{case}: profiled", file=sys.stderr, flush=True)
     text = "\n".join(lines)
     print(text)
