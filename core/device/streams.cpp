@@ -1,6 +1,7 @@
 #include "streams.h"
 
 #include <ATen/Context.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <array>
 #include <atomic>
@@ -79,6 +80,26 @@ c10::Stream make(c10::DeviceIndex device, c10::StreamId id) {
   return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, device), id);
 }
 
+// Set once torch's CUDA is initialised for interop (init_torch_cuda): before,
+// no thread's CUDA stream follows a flagos one yet.
+std::atomic<bool> cuda_interop_started{false};
+
+const c10::impl::DeviceGuardImplInterface& cuda_guard() {
+  static const c10::impl::DeviceGuardImplInterface* impl = c10::impl::getDeviceGuardImpl(c10::kCUDA);
+  return *impl;
+}
+
+// The flagos current stream of `device` changed from `from` to `to` on this
+// thread: the CUDA one moves with it while the two are in step.
+void follow_in_cuda(c10::DeviceIndex device, c10::StreamId from, c10::StreamId to) {
+  if (!cuda_interop_started.load(std::memory_order_acquire) || !has_capability(device, FLAGOS_CAP_CUDA_ABI))
+    return;
+  const c10::Stream was = as_cuda_stream(make(device, from));
+  const c10::Stream now = cuda_guard().getStream(was.device());
+  if (now != was && now.id() != 0) return;  // the thread chose a CUDA stream of its own
+  cuda_guard().exchangeStream(as_cuda_stream(make(device, to)));
+}
+
 }  // namespace
 
 flagos_stream_t native(const c10::Stream& stream) {
@@ -103,7 +124,9 @@ c10::Stream exchange_stream(const c10::Stream& stream) {
   handle(device, stream.id());  // validates the id
   c10::StreamId& slot = current_id(device);
   c10::Stream previous = make(device, slot);
+  if (slot == stream.id()) return previous;
   slot = stream.id();
+  follow_in_cuda(device, previous.id(), stream.id());
   return previous;
 }
 
@@ -114,7 +137,10 @@ c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority) {
   return make(device, 1 + (high_priority ? kPoolSize : 0) + static_cast<c10::StreamId>(n));
 }
 
-void init_torch_cuda() { at::globalContext().lazyInitDevice(c10::kCUDA); }
+void init_torch_cuda() {
+  at::globalContext().lazyInitDevice(c10::kCUDA);
+  cuda_interop_started.store(true, std::memory_order_release);
+}
 
 c10::Stream as_cuda_stream(const c10::Stream& stream) {
   const c10::DeviceIndex device = stream.device_index();
@@ -151,6 +177,15 @@ c10::Stream current_cuda_stream(c10::DeviceIndex device) {
   last.device = device;
   last.id = id;
   return last.cuda;
+}
+
+std::optional<c10::Stream> enter_cuda_stream(c10::DeviceIndex device) {
+  const c10::Stream want = current_cuda_stream(device);
+  const c10::Stream now = cuda_guard().getStream(want.device());
+  if (now == want) return std::nullopt;
+  const c10::Stream previous = cuda_guard().exchangeStream(want);
+  if (previous.id() == 0) return std::nullopt;  // CUDA's default, untouched: follows flagos from now on
+  return previous;
 }
 
 }  // namespace flagos::device

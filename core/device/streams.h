@@ -10,6 +10,8 @@
 
 #include <c10/core/Stream.h>
 
+#include <optional>
+
 #include "flagos/flagos.h"
 
 namespace flagos::device {
@@ -37,6 +39,19 @@ c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority);
 c10::Stream as_cuda_stream(const c10::Stream& stream);
 // as_cuda_stream(current_stream(device)), cached per thread.
 c10::Stream current_cuda_stream(c10::DeviceIndex device);
+
+// On CUDA-ABI plugins torch's current CUDA stream follows the flagos one, per
+// thread: a CUDA kernel called for flagos launches on torch's current CUDA
+// stream, and keeping the two in step spares each call swapping them twice.
+// A thread's CUDA stream still at CUDA's default, which nobody chose, is
+// taken over at its first call; one the thread chose (torch.cuda.stream) is
+// only swapped for the call and then restored. While in step, a change of
+// the flagos current stream (exchange_stream) moves the CUDA one with it.
+//
+// For a call of a CUDA kernel on `device`: makes torch's current CUDA stream
+// there the flagos current stream's. Returns the CUDA stream to restore
+// after the call, none when the thread's CUDA stream now follows flagos.
+std::optional<c10::Stream> enter_cuda_stream(c10::DeviceIndex device);
 
 // Initialises torch's CUDA runtime state (its caching allocator, per-device
 // streams) once, as torch.cuda's lazy init would: kernels boxed to CUDA and

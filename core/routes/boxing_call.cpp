@@ -74,23 +74,26 @@ void wait_for_stream(c10::DeviceIndex device) {
 }
 
 // Makes each device's flagos current stream torch's current CUDA stream
-// there for the call: the op's device, and any other device whose tensors
-// an op spanning devices works on (else that work would go to CUDA's legacy
-// default stream, unordered with the flagos streams). An external CUDA
-// stream's c10 id is its cudaStream_t (c10/cuda/CUDAStream).
+// there for the call (device/streams.h: usually it already is): the op's
+// device, and any other device whose tensors an op spanning devices works on
+// (else that work would go to CUDA's legacy default stream, unordered with
+// the flagos streams). Restores a CUDA stream the thread chose itself.
 class CudaStreamScope {
  public:
-  CudaStreamScope(c10::DeviceIndex device, c10::ArrayRef<c10::DeviceIndex> others)
-      : impl_(c10::impl::getDeviceGuardImpl(c10::kCUDA)) {
-    previous_.push_back(impl_->exchangeStream(device::current_cuda_stream(device)));
-    for (c10::DeviceIndex d : others) previous_.push_back(impl_->exchangeStream(device::current_cuda_stream(d)));
+  CudaStreamScope(c10::DeviceIndex device, c10::ArrayRef<c10::DeviceIndex> others) {
+    enter(device);
+    for (c10::DeviceIndex d : others) enter(d);
   }
   ~CudaStreamScope() {
-    for (auto it = previous_.rbegin(); it != previous_.rend(); ++it) impl_->exchangeStream(*it);
+    if (previous_.empty()) [[likely]] return;
+    const auto* cuda = c10::impl::getDeviceGuardImpl(c10::kCUDA);
+    for (auto it = previous_.rbegin(); it != previous_.rend(); ++it) cuda->exchangeStream(*it);
   }
 
  private:
-  const c10::impl::DeviceGuardImplInterface* impl_;
+  void enter(c10::DeviceIndex device) {
+    if (std::optional<c10::Stream> previous = device::enter_cuda_stream(device)) previous_.push_back(*previous);
+  }
   c10::SmallVector<c10::Stream, 1> previous_;
 };
 
@@ -195,8 +198,8 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
     alias.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
   if (alias.is_conj() != t.is_conj()) alias._set_conj(t.is_conj());
   if (alias.is_neg() != t.is_neg()) alias._set_neg(t.is_neg());
-  aliases_.push_back({t, alias, created, written});
-  return alias;
+  aliases_.push_back({t, std::move(alias), created, written});
+  return aliases_.back().boxed;
 }
 
 c10::Device BoxingCall::box(c10::Device d) const {

@@ -72,6 +72,32 @@ def test_side_stream_work_does_not_hold_up_the_current_stream(device, full_fp32)
     torch.testing.assert_close(b[:2, :2].cpu(), (a[:2].cpu() @ a[:, :2].cpu()), rtol=1e-3, atol=1e-2)
 
 
+def test_cuda_current_stream_follows_flagos_and_a_chosen_one_is_kept():
+    """CUDA code run between flagos ops (a custom kernel, a library launching
+    on torch.cuda.current_stream()) finds the flagos current stream, inside a
+    flagos stream context too; a CUDA stream the user chose stays theirs, and
+    flagos ops inside it still run on the flagos stream."""
+    def cuda_handle():
+        return torch.cuda.current_stream().cuda_stream
+
+    x = torch.ones(4, device="flagos")
+    assert (x + 1).cpu().tolist() == [2.0] * 4
+    assert cuda_handle() == torch.flagos.current_stream().native_handle
+    side = torch.flagos.Stream()
+    with torch.flagos.stream(side):
+        y = x + 1
+        assert cuda_handle() == side.native_handle
+    assert cuda_handle() == torch.flagos.current_stream().native_handle != side.native_handle
+    mine = torch.cuda.Stream()
+    with torch.cuda.stream(mine):
+        z = x * 3
+        assert torch.cuda.current_stream() == mine
+    torch.flagos.current_stream().synchronize()  # z's kernel ran on the flagos stream, not on `mine`
+    assert z.cpu().tolist() == [3.0] * 4
+    side.synchronize()
+    assert y.cpu().tolist() == [2.0] * 4
+
+
 @pytest.mark.parametrize("convert", [
     pytest.param(lambda x: x.to(torch.bfloat16), id="dtype"),
     pytest.param(lambda x: x.t().contiguous(), id="layout"),

@@ -53,7 +53,7 @@ def _record(perf: str, workload: list[str], seconds: float, out: Path) -> tuple[
         fifo.unlink(missing_ok=True)
         os.mkfifo(fifo)
     fifos = f"{ctl},{ack}"
-    cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "-D", "-1", "--control", f"fifo:{fifos}",
+    cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "-g", "-D", "-1", "--control", f"fifo:{fifos}",
            "-o", str(out), "--"] + [fifos if arg == "{fifos}" else arg for arg in workload]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds * 4 + 240)
     calls = re.findall(r": (\d+) calls on ", proc.stderr)
@@ -77,6 +77,20 @@ def _samples(perf: str, data: Path, sort: str) -> dict[tuple[str, ...], int]:
             function = re.split(r"\s{2,}", parts[4].strip())[0]  # perf pads the column
             rows[(parts[2], function[:110])] = int(parts[1])
     return rows
+
+
+def _callers(perf: str, data: Path, symbols: list[str], lines: int) -> list[str]:
+    """The call chains into each of `symbols` ("dso:NAME": any function of
+    that library), as perf prints them, at most `lines` lines per symbol."""
+    out = []
+    for symbol in symbols:
+        which = ["--dsos", symbol[4:]] if symbol.startswith("dso:") else ["--symbols", symbol]
+        proc = subprocess.run([perf, "report", "-i", str(data), "--no-children", *which, "--stdio",
+                               "-g", "caller,0.5,callee,function,percent", "--percent-limit", "0.01"],
+                              capture_output=True, text=True, timeout=300)
+        text = [line.rstrip() for line in proc.stdout.splitlines() if line.strip() and not line.startswith("#")]
+        out += [f"#### callers of `{symbol}` (flagos)", "", "```"] + text[:lines] + ["```", ""]
+    return out
 
 
 def _per_call(samples: dict, calls: int) -> dict:
@@ -112,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", action="append", help=f"'train' or op_cost cases (default {DEFAULT_CASES})")
     parser.add_argument("--dry-run", action="store_true", help="'train' on a 2-layer GPT-2 of width 64")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--callers", action="append", default=[], metavar="SYMBOL",
+                        help="also print the call chains into SYMBOL (or any function of library NAME, "
+                        "for dso:NAME) on flagos (repeatable)")
+    parser.add_argument("--caller-lines", type=int, default=60)
     parser.add_argument("--md", type=Path)
     args = parser.parse_args(argv)
     perf = _find_perf()
@@ -133,9 +151,13 @@ def main(argv: list[str] | None = None) -> int:
                     return 0
                 by_dso[device] = _per_call(_samples(perf, data, "dso"), calls[device])
                 by_fn[device] = _per_call(_samples(perf, data, "dso,symbol"), calls[device])
+                if device == "flagos" and args.callers:
+                    callers = _callers(perf, data, args.callers, args.caller_lines)
             unit = "step" if case == "train" else "call"
             lines += _table(f"{case}: by library", args.native, by_dso, calls, 12, unit, ["library"])
             lines += _table(f"{case}: by function", args.native, by_fn, calls, args.top, unit, ["library", "function"])
+            if args.callers:
+                lines += callers
             print(f"{case}: profiled", file=sys.stderr, flush=True)
     text = "\n".join(lines)
     print(text)
