@@ -9,10 +9,6 @@
 
 namespace flagos::aten {
 
-bool is_flagos(const at::Tensor& t) {
-  return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
-}
-
 Span span_of(const at::Tensor& t) {
   const int64_t item = static_cast<int64_t>(t.element_size());
   if (t.numel() == 0) return {t.storage_offset() * item, t.storage_offset() * item};

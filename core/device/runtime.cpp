@@ -29,47 +29,50 @@ const plugin::Plugin& active_plugin() {
   return *cached;
 }
 
-int32_t device_count() noexcept {
-  // Stable for the process once a plugin is active (ABI: device_count), and
-  // on every per-op path: read it once.
-  static std::atomic<int32_t> cached{-1};
-  int32_t n = cached.load(std::memory_order_relaxed);
-  if (n >= 0) return n;
+namespace detail {
+
+std::atomic<int32_t> device_count_cache{-1};
+std::array<std::atomic<const flagos_device_properties_t*>, kCachedDevices> properties_cache{};
+
+// Stable for the process once a plugin is active (ABI: device_count).
+int32_t device_count_slow() noexcept {
   auto plugin = plugin::active();
   if (!plugin) return 0;
-  n = plugin->device_count();
-  cached.store(n, std::memory_order_relaxed);
+  const int32_t n = plugin->device_count();
+  device_count_cache.store(n, std::memory_order_relaxed);
   return n;
 }
 
-void check_index(int32_t device) {
-  int32_t count = device_count();
-  if (device < 0 || device >= count)
-    throw Error("device index " + std::to_string(device) +
-                " is out of range: the flagos device count is " + std::to_string(count));
+void throw_bad_index(int32_t device) {
+  throw Error("device index " + std::to_string(device) +
+              " is out of range: the flagos device count is " + std::to_string(device_count()));
 }
 
-const flagos_device_properties_t& properties(int32_t device) {
-  // Read on every routed call (capabilities, the CUDA ordinal): after a
-  // device's first query its properties are one atomic load away. They are
-  // kept for the process, like the plugin.
-  check_index(device);
-  static std::vector<std::atomic<const flagos_device_properties_t*>> cache(device_count());
-  if (const auto* known = cache[device].load(std::memory_order_acquire)) return *known;
+// A device's properties are asked of the plugin once and kept for the
+// process, like the plugin (devices past the inline cache: in a map).
+const flagos_device_properties_t& properties_slow(int32_t device) {
   static std::mutex mutex;
+  static std::vector<std::unique_ptr<flagos_device_properties_t>> beyond;
   std::lock_guard<std::mutex> lock(mutex);
-  if (const auto* known = cache[device].load(std::memory_order_relaxed)) return *known;
+  if (device < kCachedDevices) {
+    if (const auto* known = properties_cache[device].load(std::memory_order_relaxed)) return *known;
+  } else if (static_cast<size_t>(device - kCachedDevices) < beyond.size() && beyond[device - kCachedDevices]) {
+    return *beyond[device - kCachedDevices];
+  }
   auto props = std::make_unique<flagos_device_properties_t>();
   props->struct_size = sizeof(flagos_device_properties_t);
   const auto& plugin = active_plugin();
   plugin.check(plugin.api().get_device_properties(device, props.get()), "get_device_properties");
-  cache[device].store(props.get(), std::memory_order_release);
-  return *props.release();
+  if (device < kCachedDevices) {
+    properties_cache[device].store(props.get(), std::memory_order_release);
+    return *props.release();
+  }
+  if (beyond.size() <= static_cast<size_t>(device - kCachedDevices)) beyond.resize(device - kCachedDevices + 1);
+  beyond[device - kCachedDevices] = std::move(props);
+  return *beyond[device - kCachedDevices];
 }
 
-bool has_capability(int32_t device, uint64_t cap) {
-  return (properties(device).capabilities & cap) == cap;
-}
+}  // namespace detail
 
 namespace {
 // The plugin's per-thread current device, mirrored: only set_current_device
@@ -88,6 +91,11 @@ int32_t current_device() {
 
 void set_current_device(int32_t device) {
   check_index(device);
+  // Already current on this thread: nothing to ask of the plugin. Device
+  // guards restore their device unconditionally (autograd's engine does it
+  // once per backward node), and a CUDA plugin's set_device costs a
+  // cudaGetDevice and a cudaSetDevice.
+  if (device == tls_current) return;
   const auto& plugin = active_plugin();
   plugin.check(plugin.api().set_device(device), "set_device");
   tls_current = device;

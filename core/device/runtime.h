@@ -3,6 +3,8 @@
 // that the c10/ATen files include one small header.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -17,15 +19,38 @@ namespace flagos::device {
 const plugin::Plugin& active_plugin();
 std::shared_ptr<const plugin::Plugin> active_plugin_shared();
 
+// The per-op paths ask these on every call: their answers, once known, are
+// one relaxed load away here, inline; the first asks go out of line.
+namespace detail {
+constexpr int32_t kCachedDevices = 64;  // properties of devices past this are asked out of line
+extern std::atomic<int32_t> device_count_cache;  // -1 until a plugin answered
+extern std::array<std::atomic<const flagos_device_properties_t*>, kCachedDevices> properties_cache;
+int32_t device_count_slow() noexcept;
+[[noreturn]] void throw_bad_index(int32_t device);
+const flagos_device_properties_t& properties_slow(int32_t device);
+}  // namespace detail
+
 // Device count of the active plugin; 0 when none is active. Never throws.
-int32_t device_count() noexcept;
+inline int32_t device_count() noexcept {
+  const int32_t n = detail::device_count_cache.load(std::memory_order_relaxed);
+  return n >= 0 ? n : detail::device_count_slow();
+}
 
 // Throws a torch-style "device index out of range" flagos::Error.
-void check_index(int32_t device);
+inline void check_index(int32_t device) {
+  if (device < 0 || device >= device_count()) [[unlikely]] detail::throw_bad_index(device);
+}
 
 // Properties of `device`, read once and cached for the process.
-const flagos_device_properties_t& properties(int32_t device);
-bool has_capability(int32_t device, uint64_t cap);
+inline const flagos_device_properties_t& properties(int32_t device) {
+  check_index(device);
+  if (device < detail::kCachedDevices)
+    if (const auto* known = detail::properties_cache[device].load(std::memory_order_acquire)) return *known;
+  return detail::properties_slow(device);
+}
+inline bool has_capability(int32_t device, uint64_t cap) {
+  return (properties(device).capabilities & cap) == cap;
+}
 
 // The calling thread's current device (plugin get_device / set_device).
 int32_t current_device();

@@ -64,13 +64,22 @@ flagos_stream_t handle(c10::DeviceIndex device, c10::StreamId id) {
   return s.handles[id];
 }
 
-// Current stream id per device for this thread (ids are small: int8 fits).
-thread_local std::vector<c10::StreamId> tls_current;
+// This thread's stream state, in one thread_local: each is a call of
+// __tls_get_addr from a shared library, and the cuda route asks for both.
+struct ThreadStreams {
+  std::vector<c10::StreamId> current;  // per device (ids are small)
+  // current_cuda_stream's last answer, keyed by the flagos stream it translates.
+  c10::DeviceIndex cuda_for_device = -1;
+  c10::StreamId cuda_for_id = -1;
+  c10::Stream cuda{c10::Stream::DEFAULT, c10::Device(c10::kCUDA, 0)};
+};
+thread_local ThreadStreams tls_streams;
 
-c10::StreamId& current_id(c10::DeviceIndex device) {
-  if (tls_current.size() <= static_cast<size_t>(device)) tls_current.resize(device + 1, 0);
-  return tls_current[device];
+c10::StreamId& current_id(ThreadStreams& mine, c10::DeviceIndex device) {
+  if (mine.current.size() <= static_cast<size_t>(device)) [[unlikely]] mine.current.resize(device + 1, 0);
+  return mine.current[device];
 }
+c10::StreamId& current_id(c10::DeviceIndex device) { return current_id(tls_streams, device); }
 
 c10::DeviceIndex resolve(c10::DeviceIndex device) {
   return device < 0 ? static_cast<c10::DeviceIndex>(current_device()) : device;
@@ -161,22 +170,16 @@ c10::Stream as_cuda_stream(const c10::Stream& stream) {
 }
 
 c10::Stream current_cuda_stream(c10::DeviceIndex device) {
-  // Asked on every call of the cuda route: each thread keeps its last answer,
-  // keyed by the flagos stream it translates.
-  struct Last {
-    c10::DeviceIndex device = -1;
-    c10::StreamId id = -1;
-    c10::Stream cuda{c10::Stream::DEFAULT, c10::Device(c10::kCUDA, 0)};
-  };
-  thread_local Last last;
+  // Asked on every call of the cuda route: each thread keeps its last answer.
+  ThreadStreams& mine = tls_streams;
   device = resolve(device);
-  const c10::StreamId id = current_id(device);
-  if (last.device == device && last.id == id) return last.cuda;
   check_index(device);
-  last.cuda = as_cuda_stream(make(device, id));
-  last.device = device;
-  last.id = id;
-  return last.cuda;
+  const c10::StreamId id = current_id(mine, device);
+  if (mine.cuda_for_device == device && mine.cuda_for_id == id) [[likely]] return mine.cuda;
+  mine.cuda = as_cuda_stream(make(device, id));
+  mine.cuda_for_device = device;
+  mine.cuda_for_id = id;
+  return mine.cuda;
 }
 
 std::optional<c10::Stream> enter_cuda_stream(c10::DeviceIndex device) {

@@ -133,7 +133,6 @@ BoxingCall::BoxingCall(BoxingTarget target, c10::DeviceIndex device, bool recycl
       device_(device),
       target_device_(target == BoxingTarget::Cpu ? c10::Device(c10::kCPU) : cuda_device_of(device)),
       target_keys_(target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA),
-      grow_(target == BoxingTarget::Cpu ? flagos_as_cpu_allocator() : c10::GetAllocator(c10::kCUDA)),
       spare_(recycle_aliases ? &spare_aliases(target) : nullptr) {}
 
 BoxingCall::~BoxingCall() {
@@ -149,7 +148,7 @@ BoxingCall::~BoxingCall() {
   for (auto it = aliases_.rbegin(); it != aliases_.rend(); ++it) {
     Alias& a = *it;
     if (spare_->size() == kSpareAliases) break;
-    const c10::Storage& storage = a.boxed.storage();
+    const c10::Storage& storage = a.boxed.unsafeGetTensorImpl()->unsafe_storage();
     if (a.boxed.use_count() == 1 && a.boxed.weak_use_count() == 1 && storage.use_count() == 1 &&
         storage.unsafeGetStorageImpl() == a.storage &&
         storage.data_ptr().get_deleter() == &c10::detail::deleteNothing)
@@ -171,27 +170,30 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
   // A storage of its own, labelled with the target device: views the kernel
   // takes of the alias get their device from the storage. Non-owning: the
   // flagos tensor, alive on the caller's stack, owns the bytes.
-  c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
-  c10::DataPtr bytes(impl->mutable_data(), device);
+  c10::StorageImpl* impl = t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
   at::Tensor alias;
   if (spare_ && !spare_->empty()) {
     alias = std::move(spare_->back());
     spare_->pop_back();
-    c10::StorageImpl* storage = alias.storage().unsafeGetStorageImpl();
-    storage->set_data_ptr_noswap(std::move(bytes));
-    storage->set_nbytes(impl->nbytes());
-    storage->set_allocator(grow_);
-    storage->set_resizable(impl->resizable());
+    // A spare of this target keeps its allocator (grow_); only what differs
+    // from the operand is set.
+    c10::StorageImpl* storage = alias.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
+    if (storage->data() != impl->data() || storage->device() != device)
+      storage->set_data_ptr_noswap(c10::DataPtr(impl->mutable_data(), device));
+    if (storage->nbytes() != impl->nbytes()) storage->set_nbytes(impl->nbytes());
+    if (storage->resizable() != impl->resizable()) storage->set_resizable(impl->resizable());
     // The storage object is the same: only a new dtype or device (another
     // flagos device's operand) needs the TensorImpl to re-read it.
     if (alias.dtype() != t.dtype() || alias.device() != device)
       alias.unsafeGetTensorImpl()->set_storage_and_dtype(alias.storage(), t.dtype());
   } else {
+    if (!grow_) grow_ = target_ == BoxingTarget::Cpu ? flagos_as_cpu_allocator() : c10::GetAllocator(c10::kCUDA);
     auto storage = c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), impl->nbytes(),
-                                                         std::move(bytes), grow_, impl->resizable());
+                                                         c10::DataPtr(impl->mutable_data(), device), grow_,
+                                                         impl->resizable());
     alias = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(std::move(storage)), target_keys_, t.dtype());
   }
-  c10::StorageImpl* created = alias.storage().unsafeGetStorageImpl();
+  c10::StorageImpl* created = alias.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
   // Setting sizes and strides recomputes every contiguity flag: a good
   // share of boxing's cost, skipped when a reused alias already has them.
   if (alias.sizes() != t.sizes() || alias.strides() != t.strides() || alias.storage_offset() != t.storage_offset())
@@ -255,7 +257,7 @@ at::Tensor BoxingCall::unbox(const at::Tensor& t) const {
   // offset) stays on the host, as on native CUDA: copying it over costs a
   // transfer per call, and the backward kernel wants it on the host anyway.
   if (target_ == BoxingTarget::Cuda && t.device().is_cpu()) return t;
-  c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+  c10::StorageImpl* storage = t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
   // A view of an operand has its alias's storage, which does not own its
   // bytes (a deleter that deletes nothing): only such a result is searched
   // for, so that a foreach op's hundreds of fresh results do not each scan

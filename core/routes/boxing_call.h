@@ -111,8 +111,9 @@ class BoxingCall {
   c10::Device target_device_;
   c10::DispatchKeySet target_keys_;
   // What a kernel that grows an operand allocates with: the flagos allocator
-  // seen as a CPU one, or CUDA's.
-  c10::Allocator* grow_;
+  // seen as a CPU one, or CUDA's; asked when a new alias storage is made
+  // (spares of the target already have it).
+  c10::Allocator* grow_ = nullptr;
   c10::SmallVector<Alias, 4> aliases_;
   // Flagos devices of operands other than device_: refused unless the op
   // spans devices; on cpu their queued work is waited for, on cuda their
