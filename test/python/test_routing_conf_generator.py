@@ -53,6 +53,17 @@ def test_host_conf_routes_add_to_cpu_and_host_native_to_native(generated):
     assert set(native["routes"].values()) == {"native"}
 
 
+def test_cuda_confs_send_unlisted_ops_to_cuda(generated):
+    """The shipped CUDA confs come from a CPU-only torch, which cannot route
+    CUDA-only ops (cuDNN attention, which F.scaled_dot_product_attention picks
+    on an H100/H200): their default must be `cuda`, which serves any op the
+    running torch has a CUDA kernel for, not cpu_fallback, which has none."""
+    for name in ("cuda.toml", "cuda_flaggems.toml"):
+        conf = tomllib.loads((generated / name).read_text())["conf"]
+        assert conf["default"] == "cuda", name
+    assert tomllib.loads((generated / "host.toml").read_text())["conf"]["default"] == "cpu_fallback"
+
+
 def test_no_conf_lists_a_composite_implicit_op(generated):
     import torch
 

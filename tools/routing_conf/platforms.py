@@ -24,6 +24,12 @@ class ConfSpec:
     description: str
     include: list[str] = field(default_factory=list)
     route_sets: list[tuple[str, str]] = field(default_factory=list)  # (facts set, route kind)
+    # The route of unlisted ops where it can run them (else cpu_fallback).
+    # "cuda" for the CUDA confs: a CPU-only torch, which generates the shipped
+    # files, cannot route CUDA-only ops (the fused attention kernels), and a
+    # torch newer than the generating one has ops no list names; the running
+    # torch's CUDA kernel serves both.
+    default: str = "cpu_fallback"
 
 
 CUDA_LIKE = ("ppu", "metax", "dcu")
@@ -40,10 +46,10 @@ def conf_specs() -> list[ConfSpec]:
                  include=["host.toml"], route_sets=[("native_host", "native")]),
         ConfSpec("cuda.toml", "cuda",
                  "CUDA boxing: every op with a CUDA kernel in the installed torch",
-                 route_sets=[("cuda", "cuda")]),
+                 route_sets=[("cuda", "cuda")], default="cuda"),
         ConfSpec("cuda_flaggems.toml", "cuda",
                  "FlagGems-primary: FlagGems ops on flaggems, the rest on CUDA boxing",
-                 include=["cuda.toml"], route_sets=[("flaggems", "flaggems")]),
+                 include=["cuda.toml"], route_sets=[("flaggems", "flaggems")], default="cuda"),
     ]
     for p in CUDA_LIKE:
         specs.append(ConfSpec(f"{p}.toml", p,

@@ -16,7 +16,7 @@ def render(spec: ConfSpec, routes: dict[str, str], torch_version: str, notes: li
         "",
         "[conf]",
         f'platform = "{spec.platform}"',
-        'default = "cpu_fallback"',
+        f'default = "{spec.default}"',
         f'torch = "{torch_version.split("+")[0]}"',
         'generated_by = "tools/routing_conf"',
     ]
