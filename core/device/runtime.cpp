@@ -32,7 +32,7 @@ const plugin::Plugin& active_plugin() {
 namespace detail {
 
 std::atomic<int32_t> device_count_cache{-1};
-std::array<std::atomic<const flagos_device_properties_t*>, kCachedDevices> properties_cache{};
+std::array<std::atomic<const flagos_device_properties_t*>, kMaxDevices> properties_cache{};
 
 // Stable for the process once a plugin is active (ABI: device_count).
 int32_t device_count_slow() noexcept {
@@ -49,27 +49,17 @@ void throw_bad_index(int32_t device) {
 }
 
 // A device's properties are asked of the plugin once and kept for the
-// process, like the plugin (devices past the inline cache: in a map).
+// process, like the plugin.
 const flagos_device_properties_t& properties_slow(int32_t device) {
   static std::mutex mutex;
-  static std::vector<std::unique_ptr<flagos_device_properties_t>> beyond;
   std::lock_guard<std::mutex> lock(mutex);
-  if (device < kCachedDevices) {
-    if (const auto* known = properties_cache[device].load(std::memory_order_relaxed)) return *known;
-  } else if (static_cast<size_t>(device - kCachedDevices) < beyond.size() && beyond[device - kCachedDevices]) {
-    return *beyond[device - kCachedDevices];
-  }
+  if (const auto* known = properties_cache[device].load(std::memory_order_relaxed)) return *known;
   auto props = std::make_unique<flagos_device_properties_t>();
   props->struct_size = sizeof(flagos_device_properties_t);
   const auto& plugin = active_plugin();
   plugin.check(plugin.api().get_device_properties(device, props.get()), "get_device_properties");
-  if (device < kCachedDevices) {
-    properties_cache[device].store(props.get(), std::memory_order_release);
-    return *props.release();
-  }
-  if (beyond.size() <= static_cast<size_t>(device - kCachedDevices)) beyond.resize(device - kCachedDevices + 1);
-  beyond[device - kCachedDevices] = std::move(props);
-  return *beyond[device - kCachedDevices];
+  properties_cache[device].store(props.get(), std::memory_order_release);
+  return *props.release();
 }
 
 }  // namespace detail

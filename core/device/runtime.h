@@ -22,9 +22,9 @@ std::shared_ptr<const plugin::Plugin> active_plugin_shared();
 // The per-op paths ask these on every call: their answers, once known, are
 // one relaxed load away here, inline; the first asks go out of line.
 namespace detail {
-constexpr int32_t kCachedDevices = 64;  // properties of devices past this are asked out of line
+constexpr int32_t kMaxDevices = 128;  // c10::DeviceIndex is 8 bits: torch addresses no more
 extern std::atomic<int32_t> device_count_cache;  // -1 until a plugin answered
-extern std::array<std::atomic<const flagos_device_properties_t*>, kCachedDevices> properties_cache;
+extern std::array<std::atomic<const flagos_device_properties_t*>, kMaxDevices> properties_cache;
 int32_t device_count_slow() noexcept;
 [[noreturn]] void throw_bad_index(int32_t device);
 const flagos_device_properties_t& properties_slow(int32_t device);
@@ -36,16 +36,17 @@ inline int32_t device_count() noexcept {
   return n >= 0 ? n : detail::device_count_slow();
 }
 
-// Throws a torch-style "device index out of range" flagos::Error.
+// Throws a torch-style "device index out of range" flagos::Error (also for
+// an index torch cannot address, past kMaxDevices).
 inline void check_index(int32_t device) {
-  if (device < 0 || device >= device_count()) [[unlikely]] detail::throw_bad_index(device);
+  if (device < 0 || device >= device_count() || device >= detail::kMaxDevices) [[unlikely]]
+    detail::throw_bad_index(device);
 }
 
 // Properties of `device`, read once and cached for the process.
 inline const flagos_device_properties_t& properties(int32_t device) {
   check_index(device);
-  if (device < detail::kCachedDevices)
-    if (const auto* known = detail::properties_cache[device].load(std::memory_order_acquire)) return *known;
+  if (const auto* known = detail::properties_cache[device].load(std::memory_order_acquire)) return *known;
   return detail::properties_slow(device);
 }
 inline bool has_capability(int32_t device, uint64_t cap) {
