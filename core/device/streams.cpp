@@ -98,6 +98,13 @@ const c10::impl::DeviceGuardImplInterface& cuda_guard() {
   return *impl;
 }
 
+// Whether a thread's current CUDA stream `cuda` follows the flagos stream
+// whose CUDA stream is `flagos`: it is that stream, or CUDA's default, which
+// nobody chose (streams.h). Any other is one the thread chose itself.
+bool follows_flagos(const c10::Stream& cuda, const c10::Stream& flagos) {
+  return cuda == flagos || cuda.id() == 0;
+}
+
 // The flagos current stream of `device` changed from `from` to `to` on this
 // thread: the CUDA one moves with it while the two are in step.
 void follow_in_cuda(c10::DeviceIndex device, c10::StreamId from, c10::StreamId to) {
@@ -105,7 +112,7 @@ void follow_in_cuda(c10::DeviceIndex device, c10::StreamId from, c10::StreamId t
     return;
   const c10::Stream was = as_cuda_stream(make(device, from));
   const c10::Stream now = cuda_guard().getStream(was.device());
-  if (now != was && now.id() != 0) return;  // the thread chose a CUDA stream of its own
+  if (!follows_flagos(now, was)) return;
   cuda_guard().exchangeStream(as_cuda_stream(make(device, to)));
 }
 
@@ -187,7 +194,7 @@ std::optional<c10::Stream> enter_cuda_stream(c10::DeviceIndex device) {
   const c10::Stream now = cuda_guard().getStream(want.device());
   if (now == want) return std::nullopt;
   const c10::Stream previous = cuda_guard().exchangeStream(want);
-  if (previous.id() == 0) return std::nullopt;  // CUDA's default, untouched: follows flagos from now on
+  if (follows_flagos(previous, want)) return std::nullopt;  // CUDA's default: follows flagos from now on
   return previous;
 }
 

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -38,6 +39,7 @@ Rows = dict[tuple[str, str], float]  # (library, function) -> µs per call
 
 
 def _workload(device: str, case: str, seconds: float, dry: bool, fifos: str) -> list[str]:
+    """The loop's command line, its perf control fifos "CTL,ACK" given."""
     if case == "train":
         return [sys.executable, "-m", "tools.bench.train_loop", device, "--seconds", str(seconds),
                 "--perf-control", fifos] + (["--dry-run"] if dry else [])
@@ -45,16 +47,16 @@ def _workload(device: str, case: str, seconds: float, dry: bool, fifos: str) -> 
             "--case", case, "--perf-control", fifos]
 
 
-def _record(perf: str, workload: list[str], seconds: float, out: Path) -> tuple[int, str]:
-    """Samples `workload` into `out` (sampling starts disabled; the loop turns
-    it on after its imports and warm-up): (calls the loop made, error text)."""
+def _record(perf: str, workload: Callable[[str], list[str]], seconds: float, out: Path) -> tuple[int, str]:
+    """Samples `workload(fifos)` into `out` (sampling starts disabled; the loop
+    turns it on after its imports and warm-up): (calls the loop made, error text)."""
     ctl, ack = out.with_suffix(".ctl"), out.with_suffix(".ack")
     for fifo in (ctl, ack):
         fifo.unlink(missing_ok=True)
         os.mkfifo(fifo)
     fifos = f"{ctl},{ack}"
     cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "-g", "-D", "-1", "--control", f"fifo:{fifos}",
-           "-o", str(out), "--"] + [fifos if arg == "{fifos}" else arg for arg in workload]
+           "-o", str(out), "--"] + workload(fifos)
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds * 4 + 240)
     calls = re.findall(r": (\d+) calls on ", proc.stderr)
     if proc.returncode != 0 or not out.exists() or not calls:
@@ -144,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             by_dso, by_fn, calls = {}, {}, {}
             for device in (args.native, "flagos"):
                 data = Path(tmp) / "perf.data"
-                workload = _workload(device, case, args.seconds, args.dry_run, "{fifos}")
+                def workload(fifos, device=device, case=case):
+                    return _workload(device, case, args.seconds, args.dry_run, fifos)
                 calls[device], error = _record(perf, workload, args.seconds, data)
                 if error:
                     print(f"[flagos] {case} on {device}: {error}")
