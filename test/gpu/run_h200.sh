@@ -29,6 +29,8 @@
 #                    flagos, sampled by Linux perf from outside the process (the
 #                    machine's perf, else .device/perf from tools/bench/bundle_perf.sh;
 #                    says so where neither is there) -> perf_profile.md
+#  12 route-cost     python -m tools.bench.route_cost: the flaggems route's own
+#                    host cost per call, taken apart -> route_cost.md
 #
 # A STAGE is a name or a number (a number runs all its stages). One command
 # on the GPU machine may run 10 minutes, so split the run, e.g.
@@ -344,10 +346,14 @@ stage_perf() {
     tee -i "$OUT/perf_profile.txt"
 }
 
+stage_route_cost() {
+  "$PY" -m tools.bench.route_cost --md "$OUT/route_cost.md" 2>&1 | tee -i "$OUT/route_cost.txt"
+}
+
 export -f stage_env install_wheels ensure_test_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
   stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench \
-  stage_host_profile stage_op_cost stage_perf
+  stage_host_profile stage_op_cost stage_perf stage_route_cost
 
 # name|number|limit (s)|function|main output file|stage it needs
 STAGES=(
@@ -367,6 +373,7 @@ STAGES=(
   "host-profile|9|240|stage_host_profile|host_profile.txt|cuda-build"
   "op-cost|10|240|stage_op_cost|op_cost.txt|cuda-build"
   "perf|11|300|stage_perf|perf_profile.txt|cuda-build"
+  "route-cost|12|180|stage_route_cost|route_cost.txt|cuda-build"
 )
 
 declare -A RESULT SECONDS_TAKEN NOTE

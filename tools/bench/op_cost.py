@@ -79,6 +79,15 @@ def _cases():
         _, mean, rstd = torch.native_layer_norm(x, [WIDTH], w, b, 1e-5)
         return lambda: torch.ops.aten.native_layer_norm_backward(x, x, [WIDTH], mean, rstd, w, b, [True, True, True])
 
+    def flaggems_layer_norm(device):  # (e): on flagos, the route this process gives native_layer_norm
+        x = _tensor((8, 128), device, torch.float32)
+        w, b = _tensor((128,), device, torch.float32), _tensor((128,), device, torch.float32)
+        if device == "flagos":
+            return lambda: torch.native_layer_norm(x, [128], w, b, 1e-5)
+        import flag_gems
+        fn = next(item[1] for item in flag_gems._FULL_CONFIG if item[0] == "native_layer_norm")
+        return lambda: fn(x, [128], w, b, 1e-5)
+
     def attention(device):  # what F.scaled_dot_product_attention reaches for bf16 on the H200
         q, k, v = (_tensor((8, HEADS, SEQ, 64), device) for _ in range(3))
         if not torch.cuda.is_available():  # no cuDNN: the operator F.sdpa reaches here
@@ -96,7 +105,8 @@ def _cases():
             "native_layer_norm fp32 8x512x768": layer_norm,
             "native_layer_norm_backward fp32 8x512x768": layer_norm_backward,
             "_scaled_dot_product_cudnn_attention bf16 8x12x512x64, causal": attention,
-            "_foreach_mul_(148 tensors of 768, 0.999)": foreach_mul_}
+            "_foreach_mul_(148 tensors of 768, 0.999)": foreach_mul_,
+            "flaggems layer_norm fp32 8x128 (native: FlagGems called directly)": flaggems_layer_norm}
 
 
 def _chosen(filters: list[str] | None) -> dict:
