@@ -39,15 +39,19 @@ void RouteKernel::run(RouteKind kind, const c10::OperatorHandle& op, torch::jit:
       run(next_, op, stack);
       return;
     case RouteKind::FlagGems:
-      if (flaggems_on_cuda_) {
-        // FlagGems' Triton kernels take CUDA tensors and launch on torch's
-        // current CUDA stream: box the operands, as for the cuda route.
-        routes::run_boxed(
-            routes::BoxingTarget::Cuda, plan_, stack,
-            [&](torch::jit::Stack* s) { routes::call_python(route_.op, op, s); }, /*recycle_aliases=*/false);
-      } else {
-        routes::call_python(route_.op, op, stack);
-      }
+      // One hold of the GIL for the whole call: boxing, Python, unboxing and
+      // freeing what the call made (python_route.h).
+      routes::holding_python([&] {
+        if (flaggems_on_cuda_) {
+          // FlagGems' Triton kernels take CUDA tensors and launch on torch's
+          // current CUDA stream: box the operands, as for the cuda route.
+          routes::run_boxed(
+              routes::BoxingTarget::Cuda, plan_, stack,
+              [&](torch::jit::Stack* s) { routes::call_python(route_.op, op, s); }, /*recycle_aliases=*/false);
+        } else {
+          routes::call_python(route_.op, op, stack);
+        }
+      });
       return;
     case RouteKind::Unrouted:
       throw Error(route_.error);

@@ -75,6 +75,11 @@ void call(const std::string& op_name, const c10::OperatorHandle& op, torch::jit:
   }
 }
 
+void hold(c10::function_ref<void()> body) {
+  py::gil_scoped_acquire gil;
+  body();
+}
+
 py::dict describe(const routing::Route& r) {
   py::dict d;
   d["op"] = r.op;
@@ -108,7 +113,7 @@ dispatch::CatalogOptions catalog_options(const py::dict& d) {
 }  // namespace
 
 void bind_routing(py::module_& m) {
-  routes::set_python_route(&call, &lookup, &list);
+  routes::set_python_route({&call, &lookup, &list, &hold});
   m.def("_set_python_registry", [](py::object dict) { registry() = std::move(dict); });
   m.def("_install_routes", [](const std::string& conf, const py::dict& catalog) {
     return describe(dispatch::install({conf, catalog_options(catalog)}));

@@ -5,25 +5,27 @@
 namespace flagos::routes {
 namespace {
 
-PythonCaller g_caller = nullptr;
-PythonLookup g_lookup = nullptr;
-PythonList g_list = nullptr;
+PythonRoute g_route;
 
 }  // namespace
 
-void set_python_route(PythonCaller caller, PythonLookup lookup, PythonList list) {
-  g_caller = caller;
-  g_lookup = lookup;
-  g_list = list;
-}
+void set_python_route(const PythonRoute& route) { g_route = route; }
 
-std::vector<std::string> python_impl_ops() { return g_list ? g_list() : std::vector<std::string>{}; }
+std::vector<std::string> python_impl_ops() { return g_route.list ? g_route.list() : std::vector<std::string>{}; }
 
-bool has_python_impl(const std::string& op_name) { return g_lookup && g_lookup(op_name); }
+bool has_python_impl(const std::string& op_name) { return g_route.lookup && g_route.lookup(op_name); }
 
 void call_python(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  if (!g_caller) throw Error("aten::" + op_name + " is routed to flaggems, but torch_fl._C is not loaded");
-  g_caller(op_name, op, stack);
+  if (!g_route.call) throw Error("aten::" + op_name + " is routed to flaggems, but torch_fl._C is not loaded");
+  g_route.call(op_name, op, stack);
+}
+
+void holding_python(c10::function_ref<void()> body) {
+  if (g_route.hold) {
+    g_route.hold(body);
+  } else {
+    body();
+  }
 }
 
 }  // namespace flagos::routes

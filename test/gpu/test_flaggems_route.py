@@ -1,0 +1,145 @@
+"""The flaggems route on the cuda plugin: FlagGems' Triton kernels run on
+flagos tensors, on the flagos current stream, chosen by the FlagGems-primary
+conf, by FLAGOS_FORCE_BACKEND=flaggems or by one FLAGOS_OP_<op>=flaggems.
+
+Routes are fixed at import, so each case is a child process (this file run
+as a script) with its own environment, which prints what it saw as JSON.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+ELEMENTWISE = ("add.Tensor", "mul.Tensor", "_softmax", "native_layer_norm")
+
+
+def _child(case: str, **env: str) -> dict:
+    # Not imported here: FlagGems initialises CUDA at import (the children do).
+    if importlib.util.find_spec("flag_gems") is None:
+        pytest.skip("flag_gems is not installed")
+    import torch_fl
+
+    confs = torch_fl._routing.confs_dir()
+    env = {k: v.replace("{confs}", confs) for k, v in env.items()}
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGOS_OP_", "FLAGOS_FORCE_BACKEND"))}
+    done = subprocess.run([sys.executable, __file__, case], capture_output=True, text=True, timeout=300,
+                          env={**full_env, **env})
+    assert done.returncode == 0, f"child {case} failed:\n{done.stderr[-4000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _assert_matches(errors: dict, limit: float):
+    bad = {op: e for op, e in errors.items() if not e <= limit}
+    assert not bad, f"relative error above {limit}: {bad}"
+
+
+def test_flaggems_conf_runs_flaggems_kernels_that_match_cuda():
+    seen = _child("ops", FLAGOS_BACKEND_CONFIG="{confs}/cuda_flaggems.toml")
+    assert all(seen["routes"][op] == "flaggems" for op in ELEMENTWISE), seen["routes"]
+    _assert_matches(seen["errors_vs_cuda"], 1e-5)
+    # A small model's gradients (FlagGems forward and backward kernels, the
+    # rest boxed to CUDA) against the CPU.
+    _assert_matches(seen["grad_errors_vs_cpu"], 1e-2)
+    # Outputs FlagGems allocates (in torch's CUDA allocator) count in the
+    # flagos memory figures while they live.
+    assert seen["allocated_while_alive"] >= seen["nbytes"], seen
+    assert seen["allocated_after_free"] == 0, seen
+
+
+def test_flaggems_kernels_launch_on_the_current_flagos_stream():
+    seen = _child("stream", FLAGOS_BACKEND_CONFIG="{confs}/cuda_flaggems.toml", FLAGOS_OP_mm="cuda")
+    assert seen["routes"]["mul.Tensor"] == "flaggems" and seen["routes"]["mm"] == "cuda", seen["routes"]
+    # 4 = 2 * 2: the mul ran after the copy queued before it on the side
+    # stream, behind ~0.1 s of matmuls; on another stream it reads the ones.
+    assert seen["values"] == [4.0, 4.0], seen
+
+
+def test_force_backend_flaggems_repins_the_ops_flaggems_implements():
+    seen = _child("ops", FLAGOS_BACKEND_CONFIG="{confs}/cuda.toml", FLAGOS_FORCE_BACKEND="flaggems")
+    assert all(seen["routes"][op] == "flaggems" for op in ELEMENTWISE), seen["routes"]
+    _assert_matches(seen["errors_vs_cuda"], 1e-5)
+
+
+def test_one_op_override_sends_only_that_op_to_flaggems():
+    seen = _child("ops", FLAGOS_BACKEND_CONFIG="{confs}/cuda.toml", FLAGOS_OP_mul__Tensor="flaggems")
+    routes = seen["routes"]
+    assert routes["mul.Tensor"] == "flaggems", routes
+    assert all(routes[op] == "cuda" for op in ELEMENTWISE if op != "mul.Tensor"), routes
+    _assert_matches(seen["errors_vs_cuda"], 1e-5)
+
+
+# ------------------------------------------------------------ child side
+
+def _relative(got: torch.Tensor, want: torch.Tensor) -> float:
+    got, want = got.detach().double().cpu(), want.detach().double().cpu()
+    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
+def _ops(report: dict) -> None:
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(64, 256, generator=g), torch.randn(64, 256, generator=g)
+    w, b = torch.randn(256, generator=g), torch.randn(256, generator=g)
+
+    def run(device):
+        a, c, wd, bd = (t.to(device) for t in (x, y, w, b))
+        return {"add.Tensor": torch.add(a, c), "mul.Tensor": torch.mul(a, c), "_softmax": torch.softmax(a, -1),
+                "native_layer_norm": torch.nn.functional.layer_norm(a, (256,), wd, bd)}
+
+    flagos, cuda = run("flagos"), run("cuda")
+    report["errors_vs_cuda"] = {op: _relative(flagos[op], cuda[op]) for op in flagos}
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.LayerNorm(512), torch.nn.GELU(),
+                                torch.nn.Linear(512, 256))
+    grads = {}
+    for device in ("cpu", "flagos"):
+        m = model.to(device)
+        m.zero_grad()
+        torch.softmax(m(x.to(device)), -1).mul(y.to(device)).sum().backward()
+        grads[device] = {n: p.grad.cpu() for n, p in m.named_parameters()}
+    report["grad_errors_vs_cpu"] = {n: _relative(grads["flagos"][n], grads["cpu"][n]) for n in grads["cpu"]}
+
+    big = torch.ones(1 << 22, device="flagos")
+    del grads, m, flagos
+    torch.mul(big, big)  # anything FlagGems keeps after a first call is made now
+    torch.flagos.synchronize()
+    before = torch.flagos.memory_allocated()
+    product = torch.mul(big, big)
+    report["nbytes"] = product.nbytes
+    report["allocated_while_alive"] = torch.flagos.memory_allocated() - before
+    del product
+    torch.flagos.synchronize()
+    report["allocated_after_free"] = torch.flagos.memory_allocated() - before
+
+
+def _stream(report: dict) -> None:
+    a = torch.ones(1 << 20, device="flagos")
+    twos = torch.full((1 << 20,), 2.0, device="flagos")
+    m = torch.randn(4096, 4096, device="flagos")
+    torch.flagos.synchronize()
+    side = torch.flagos.Stream()
+    with torch.flagos.stream(side):
+        for _ in range(40):  # about 0.1 s of fp32 matmuls (cuda route) ahead of the copy
+            m2 = m @ m
+        a.copy_(twos)
+        product = torch.mul(a, a)  # flaggems
+    side.synchronize()
+    del m2
+    report["values"] = [product.min().item(), product.max().item()]
+
+
+if __name__ == "__main__":
+    import torch_fl
+
+    out = {"routes": {op: torch_fl.routes(op)[0]["route"] for op in ELEMENTWISE + ("mm",)}}
+    {"ops": _ops, "stream": _stream}[sys.argv[1]](out)
+    print(json.dumps(out))
