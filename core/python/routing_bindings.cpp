@@ -4,7 +4,9 @@
 #include <pybind11/stl.h>
 
 #include <set>
+#include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/utils/tensor_memoryformats.h>
 
 #include "bindings.h"
 #include "dispatch/catalog.h"
@@ -37,6 +39,29 @@ std::vector<std::string> list() {
   return ops;
 }
 
+// An argument as torch's own Python kernels receive it: a dtype, layout or
+// memory format is an int in an IValue, and torch.dtype (...) in Python.
+py::object to_python(c10::IValue&& value, const c10::Argument& arg) {
+  if (value.isInt()) {
+    const c10::Type* type = arg.real_type().get();
+    if (const auto* optional = type->castRaw<c10::OptionalType>()) type = optional->getElementType().get();
+    const int64_t v = value.toInt();
+    switch (type->kind()) {
+      case c10::TypeKind::ScalarTypeType:
+        return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(
+            torch::getTHPDtype(static_cast<at::ScalarType>(v))));
+      case c10::TypeKind::LayoutType:
+        return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(
+            torch::getTHPLayout(static_cast<at::Layout>(v))));
+      case c10::TypeKind::MemoryFormatType:
+        return py::reinterpret_borrow<py::object>(torch::utils::getTHPMemoryFormat(static_cast<at::MemoryFormat>(v)));
+      default:
+        break;
+    }
+  }
+  return torch::jit::toPyObject(std::move(value));
+}
+
 void call(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // On every call of a flaggems route: C API calls, not attribute lookups
   // (the route's own cost is measured against FlagGems called directly).
@@ -51,7 +76,7 @@ void call(const std::string& op_name, const c10::OperatorHandle& op, torch::jit:
   py::object kwargs;  // null unless the schema has keyword-only arguments
   for (size_t i = 0, p = 0; i < n; ++i) {
     const c10::Argument& a = schema.arguments()[i];
-    py::object value = torch::jit::toPyObject(std::move((*stack)[stack->size() - n + i]));
+    py::object value = to_python(std::move((*stack)[stack->size() - n + i]), a);
     if (!a.kwarg_only()) {
       PyTuple_SET_ITEM(args.ptr(), p++, value.release().ptr());
       continue;

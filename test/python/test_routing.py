@@ -435,6 +435,39 @@ def test_a_raising_python_implementation_is_reported_with_its_message(tmp_path):
         "[flagos] flaggems implementation of aten::neg raised: ValueError: kernel exploded"), proc.stdout
 
 
+def test_python_implementations_get_dtypes_and_memory_formats_as_torch_objects(tmp_path):
+    """As torch's own Python kernels get them (an IValue holds them as ints):
+    FlagGems' _softmax_backward_data passes its input_dtype to empty_like,
+    which refuses an int."""
+    pkg = tmp_path / "flag_gems"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import torch\n"
+        "seen = []\n"
+        "def softmax_backward(grad, out, dim, input_dtype):\n"
+        "    seen.append(type(input_dtype).__name__)\n"
+        "    return torch.ops.aten._softmax_backward_data(grad.cpu(), out.cpu(), dim, input_dtype).to(grad.device)\n"
+        "def clone(x, *, memory_format=None):\n"
+        "    seen.append(type(memory_format).__name__)\n"
+        "    return torch.ops.aten.clone(x.cpu(), memory_format=memory_format).to(x.device)\n"
+        "_FULL_CONFIG = [('_softmax_backward_data', softmax_backward), ('clone', clone)]\n")
+    code = """
+        import json, torch, torch_fl, flag_gems
+        x = torch.randn(3, 4).requires_grad_()
+        y = x.detach().to("flagos").requires_grad_()
+        torch.softmax(x, -1).mul(torch.arange(4.0)).sum().backward()
+        torch.softmax(y, -1).mul(torch.arange(4.0).to("flagos")).sum().backward()
+        c = y.detach().t().clone(memory_format=torch.contiguous_format)
+        print(json.dumps({"seen": flag_gems.seen, "grad": torch.allclose(y.grad.cpu(), x.grad),
+                          "clone": [torch.equal(c.cpu(), x.detach().t()), c.is_contiguous()]}))
+    """
+    proc = run(code, FLAGOS_OP__softmax_backward_data="flaggems", FLAGOS_OP_clone="flaggems",
+               PYTHONPATH=str(tmp_path))
+    out = last_json(proc)
+    assert out["seen"] == ["dtype", "memory_format"], out
+    assert out["grad"] and out["clone"] == [True, True], out
+
+
 @pytest.mark.parametrize("route", ["cpu", "cpu_fallback"])
 def test_an_op_given_two_devices_tensors_is_refused_on_every_route(route):
     """As native CUDA refuses them, in its words; test/torch/test_device.py

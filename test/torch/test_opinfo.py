@@ -237,8 +237,18 @@ def _to_cpu(x):
     return x.detach().cpu() if isinstance(x, torch.Tensor) else x
 
 
+def _reference_lacks_kernel(err) -> bool:
+    """CUDA has no kernel for the op (narrow_copy.out): flagos serving it
+    anyway (through another route) is not a difference to report."""
+    return (REFERENCE == "cuda" and isinstance(err, NotImplementedError)
+            and "from the 'CUDA' backend" in str(err))
+
+
 def _assert_same_outcome(err_flagos, err_cpu) -> bool:
-    """True when both sides raised (matching types): nothing left to compare."""
+    """True when both sides raised (matching types), or the reference has no
+    kernel at all: nothing left to compare."""
+    if err_cpu is not None and err_flagos is None and _reference_lacks_kernel(err_cpu):
+        return True
     if err_cpu is not None:
         assert err_flagos is not None, f"{REFERENCE} raised {type(err_cpu).__name__}: {err_cpu}; flagos did not"
         assert isinstance(err_flagos, type(err_cpu)), (
@@ -272,11 +282,20 @@ def _results_on_flagos(sample) -> bool:
 
 
 def _assert_matches(op, actual, expected, on_flagos=True):
-    """flagos `actual` against CPU `expected` (trees of the same shape)."""
-    for t in _tensors(actual) if on_flagos else ():
-        assert t.device.type == DEVICE, f"a result is on {t.device}, not {DEVICE}"
+    """flagos `actual` against the reference's `expected` (trees of the same
+    shape). A result the reference device itself leaves on the CPU (CUDA's
+    attention kernels return their Philox seed and offset there) stays there."""
+    for a, e in zip(_tensors(actual), _tensors(expected)) if on_flagos else ():
+        want = "cpu" if e.device.type == "cpu" and REFERENCE != "cpu" else DEVICE
+        assert a.device.type == want, f"a result is on {a.device}, not {want}"
     actual = tree_map(_to_cpu, actual)
     expected = tree_map(_to_cpu, expected)
+    state = opinfo_skips.GENERATOR_STATE.get(variant_name(op), ()) if REFERENCE != "cpu" else ()
+    if state and isinstance(actual, tuple):  # the generators' positions: metadata only
+        meta = lambda t: (t.shape, t.dtype) if isinstance(t, torch.Tensor) else t  # noqa: E731
+        assert [meta(actual[i]) for i in state] == [meta(expected[i]) for i in state]
+        actual = tuple(x for i, x in enumerate(actual) if i not in state)
+        expected = tuple(x for i, x in enumerate(expected) if i not in state)
     if _uninitialised_output(op):  # compare metadata only
         meta = lambda t: (t.shape, t.dtype) if isinstance(t, torch.Tensor) else t  # noqa: E731
         assert tree_map(meta, actual) == tree_map(meta, expected)
