@@ -368,7 +368,7 @@ STAGES=(
   "torch-suite|5|420|stage_torch_suite|torch_suite_cuda.txt|cuda-build"
   "opinfo|6|${H200_OPINFO_LIMIT:-540}|stage_opinfo|opinfo_cuda.txt|cuda-build"
   "suites|56|${H200_OPINFO_LIMIT:-540}|stage_suites|torch_suite_cuda.txt|cuda-build"
-  "gpu-tests|7|300|stage_gpu_tests|gpu_tests.txt|cuda-build"
+  "gpu-tests|7|540|stage_gpu_tests|gpu_tests.txt|cuda-build"
   "bench|8|540|stage_bench|bench_gpu.txt|cuda-build"
   "host-profile|9|240|stage_host_profile|host_profile.txt|cuda-build"
   "op-cost|10|240|stage_op_cost|op_cost.txt|cuda-build"

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -40,9 +41,9 @@ def _child(case: str, timeout: float = 300, **env: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _assert_matches(errors: dict, limit: float):
+def _assert_matches(errors: dict, limit: float, context: str = ""):
     bad = {op: e for op, e in errors.items() if not e <= limit}
-    assert not bad, f"relative error above {limit}: {bad}"
+    assert not bad, f"relative error above {limit}: {bad}{context}"
 
 
 def test_flaggems_conf_runs_flaggems_kernels_that_match_cuda():
@@ -55,6 +56,15 @@ def test_flaggems_conf_runs_flaggems_kernels_that_match_cuda():
     # flagos memory figures while they live.
     assert seen["allocated_while_alive"] >= seen["nbytes"], seen
     assert seen["allocated_after_free"] == 0, seen
+
+
+def test_flaggems_conf_backward_of_the_mlps_pieces_matches_the_cpu():
+    """The pieces of the MLP below that test_flaggems_conf_runs_... does not
+    cover, one by one (which of them goes wrong, and how long each takes)."""
+    seen = _child("pieces", timeout=240, FLAGOS_BACKEND_CONFIG="{confs}/cuda_flaggems.toml")
+    assert all(seen["routes"][op] == "flaggems" for op in ("mm", "addmm")), seen["routes"]
+    # 1e-3: Triton's fp32 dot may round as TF32 does.
+    _assert_matches(seen["grad_errors_vs_cpu"], 1e-3, f"; seconds per piece on flagos: {seen['seconds']}")
 
 
 @pytest.mark.xfail(strict=True, raises=(AssertionError, subprocess.TimeoutExpired), reason=(
@@ -134,6 +144,32 @@ def _ops(report: dict) -> None:
     report["allocated_after_free"] = torch.flagos.memory_allocated() - before
 
 
+def _pieces(report: dict) -> None:
+    g = torch.Generator().manual_seed(0)
+    x, w, bias = torch.randn(64, 256, generator=g), torch.randn(512, 256, generator=g), torch.randn(512, generator=g)
+    up = torch.randn(64, 512, generator=g)
+    pieces = {
+        "mm": (lambda x, w, b: x @ w.t(), up),                                # mm and its transposed backward
+        "linear": (lambda x, w, b: torch.nn.functional.linear(x, w, b), up),  # addmm; mm, sum.dim_IntList back
+        "sum_dim": (lambda x, w, b: x.sum(0), torch.randn(256, generator=g)),  # its gradient is an expanded one
+        "mul_sum": (lambda x, w, b: x.mul(x).sum(), None),                    # a 0-dim one, expanded, into mul
+    }
+    errors, seconds = {}, {}
+    for name, (f, grad) in pieces.items():
+        got = {}
+        for device in ("cpu", "flagos"):
+            start = time.perf_counter()
+            leaves = [t.to(device, copy=True).requires_grad_() for t in (x, w, bias)]
+            out = f(*leaves)
+            out.backward(None if grad is None else grad.to(device))
+            got[device] = [t.grad for t in leaves]
+        seconds[name] = round(time.perf_counter() - start, 1)  # flagos' (FlagGems compiles and autotunes)
+        for i, (a, c) in enumerate(zip(got["flagos"], got["cpu"])):
+            if c is not None:
+                errors[f"{name}: grad {i}"] = _relative(a, c)
+    report["grad_errors_vs_cpu"], report["seconds"] = errors, seconds
+
+
 def _mlp(report: dict) -> None:
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(64, 256, generator=g), torch.randn(64, 256, generator=g)
@@ -167,6 +203,6 @@ def _stream(report: dict) -> None:
 if __name__ == "__main__":
     import torch_fl
 
-    out = {"routes": {op: torch_fl.routes(op)[0]["route"] for op in ELEMENTWISE + ("mm",)}}
-    {"ops": _ops, "mlp": _mlp, "stream": _stream}[sys.argv[1]](out)
+    out = {"routes": {op: torch_fl.routes(op)[0]["route"] for op in ELEMENTWISE + ("mm", "addmm")}}
+    {"ops": _ops, "pieces": _pieces, "mlp": _mlp, "stream": _stream}[sys.argv[1]](out)
     print(json.dumps(out))
