@@ -41,7 +41,7 @@ from pathlib import Path
 
 import torch
 
-from tools.bench import cpus, gpt2, op_profile, timing, tiny_op
+from tools.bench import cpus, gpt2, op_profile, report, timing, tiny_op
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -423,9 +423,7 @@ def parent(args) -> int:
         results = [_run_child(s, c, args, None if args.dry_run else os.path.join(confs_dir, CONF_FILES[c]),
                               Path(tmp)) for s, c in jobs]
     text, rows = render(info, results, args.dry_run)
-    print(text)
-    if args.md:
-        args.md.write_text(text + "\n")
+    report.emit(text, args.md)
     if args.json:
         args.json.write_text(json.dumps({"dry_run": args.dry_run, "machine": info["machine"],
                                          "facts": info["facts"], "rows": rows,

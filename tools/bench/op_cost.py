@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 import torch_fl  # noqa: F401  (the flagos device)
-from tools.bench import timing
+from tools.bench import report, timing
 from tools.bench.perf_control import PerfControl
 
 TOKENS, WIDTH, HEADS, SEQ = 8 * 512, 768, 12, 512
@@ -179,10 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         n, f = r[f"{args.native}_s"] * 1e6, r["flagos_s"] * 1e6
         lines.append(f"| {name} | {n:.1f} | {f:.1f} | {f - n:+.1f} | {r['ratio']:.3f} |")
         print(lines[-1], file=sys.stderr, flush=True)
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        args.md.write_text(text + "\n")
+    report.emit("\n".join(lines), args.md)
     return 0
 
 

@@ -32,6 +32,8 @@ from typing import Callable
 
 import torch
 
+from tools.bench import report
+
 ROOT = Path(__file__).resolve().parents[2]
 HZ = 2999
 DEFAULT_CASES = ["train", "add(a, b)", "native_layer_norm fp32", "_foreach_mul_"]
@@ -162,10 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.callers:
                 lines += callers
             print(f"{case}: profiled", file=sys.stderr, flush=True)
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        args.md.write_text(text + "\n")
+    report.emit("\n".join(lines), args.md)
     return 0
 
 

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch_fl
     from torch_fl import _routing
 
-    from tools.bench import timing
+    from tools.bench import report, timing
 
     route = torch_fl.routes("native_layer_norm")[0]
     if route["route"] != "flaggems":
@@ -99,10 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         r = timing.compare(make, args.repeats, warmup=2, devices=(native, "flagos"))
         n, f = r[f"{native}_s"] * 1e6, r["flagos_s"] * 1e6
         lines.append(f"| {name} | {n:.2f} | {f:.2f} | {f - n:+.2f} | {r['ratio']:.3f} |")
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        args.md.write_text(text + "\n")
+    report.emit("\n".join(lines), args.md)
     return 0
 
 
