@@ -1,11 +1,13 @@
 #include "routes/python_route.h"
 
 #include "error.h"
+#include "routes/flaggems_operands.h"
 
 namespace flagos::routes {
 namespace {
 
 PythonRoute g_route;
+thread_local bool t_preparing = false;
 
 }  // namespace
 
@@ -17,6 +19,13 @@ bool has_python_impl(const std::string& op_name) { return g_route.lookup && g_ro
 
 void call_python(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (!g_route.call) throw Error("aten::" + op_name + " is routed to flaggems, but torch_fl._C is not loaded");
+  if (!t_preparing) {
+    struct Preparing {
+      Preparing() { t_preparing = true; }
+      ~Preparing() { t_preparing = false; }
+    } preparing;
+    plain_operands(op, stack);
+  }
   g_route.call(op_name, op, stack);
 }
 

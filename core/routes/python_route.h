@@ -32,6 +32,9 @@ struct PythonRoute {
 void set_python_route(const PythonRoute& route);
 bool has_python_impl(const std::string& op_name);
 std::vector<std::string> python_impl_ops();
+// Calls PythonRoute::call, the operands prepared by plain_operands
+// (flaggems_operands.h); a call made while preparing them (a flaggems
+// `clone`) gets its operands as they are.
 void call_python(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // `body` under PythonRoute::hold; as is before torch_fl._C installed one.
 void holding_python(c10::function_ref<void()> body);

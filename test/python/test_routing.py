@@ -468,6 +468,60 @@ def test_python_implementations_get_dtypes_and_memory_formats_as_torch_objects(t
     assert out["grad"] and out["clone"] == [True, True], out
 
 
+def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tmp_path):
+    """FlagGems 5.0.2's kernels misread some layouts on the H200 (natively
+    too): a pointwise op's read-only operands of mixed shapes or layouts reach
+    it contiguous at the shape they broadcast to (0-dim ones as they are), any
+    other expanded operand compacted, the rest and what an op writes as they
+    are."""
+    pkg = tmp_path / "flag_gems"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import torch\n"
+        "seen = []\n"
+        "def mul(a, b):\n"
+        "    seen.append([list(a.stride()), list(b.stride())])\n"
+        "    return torch.mul(a.cpu(), b.cpu()).to(a.device)\n"
+        "def mul_(a, b):\n"
+        "    seen.append([list(a.stride()), list(b.stride())])\n"
+        "    return a.copy_(torch.mul(a.cpu(), b.cpu()))\n"
+        "def cat(tensors, dim=0):\n"
+        "    seen.append([list(t.stride()) for t in tensors])\n"
+        "    return torch.cat([t.cpu() for t in tensors], dim).to(tensors[0].device)\n"
+        "_FULL_CONFIG = [('mul.Tensor', mul), ('mul_.Tensor', mul_), ('cat', cat)]\n")
+    code = """
+        import json, torch, torch_fl, flag_gems
+        x = torch.arange(6.0).reshape(2, 3)
+        row, col, two = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([[2.0], [3.0]]), torch.tensor(2.0)
+        y, r, c, t = (v.to("flagos") for v in (x, row, col, two))
+        w = torch.ones(3, 2).to("flagos").t()
+        w.mul_(c)
+        got = [torch.mul(y, r.expand(2, 3)), torch.mul(y.t(), y.t().contiguous()), torch.mul(y.t(), y.t()),
+               torch.mul(y, c), torch.mul(y, t), torch.cat([y, r.expand(2, 3)]), torch.cat([y.t(), y.t()]), w]
+        want = [x * row, (x * x).t(), (x * x).t(), x * col, x * two, torch.cat([x, row.expand(2, 3)]),
+                torch.cat([x.t(), x.t()]), col.expand(2, 3)]
+        a = x.to("flagos", copy=True).requires_grad_()
+        a.mul(a).sum().backward()
+        print(json.dumps({"seen": flag_gems.seen, "grad": torch.equal(a.grad.cpu(), 2 * x),
+                          "right": [torch.equal(g.cpu(), v) for g, v in zip(got, want)]}))
+    """
+    proc = run(code, FLAGOS_OP_mul__Tensor="flaggems", FLAGOS_OP_mul___Tensor="flaggems", FLAGOS_OP_cat="flaggems",
+               PYTHONPATH=str(tmp_path))
+    out = last_json(proc)
+    assert out["right"] == [True] * 8 and out["grad"], out
+    assert out["seen"] == [
+        [[1, 2], [3, 1]],  # w.mul_(c): w, written, as it is; the column at w's shape
+        [[3, 1], [3, 1]],  # the expanded row, contiguous
+        [[2, 1], [2, 1]],  # a transposed operand beside a contiguous one, contiguous
+        [[1, 3], [1, 3]],  # operands of one layout as they are
+        [[3, 1], [3, 1]],  # the column, at the shape it broadcasts to
+        [[3, 1], []],      # a 0-dim operand as it is
+        [[3, 1], [3, 1]],  # cat is not pointwise: its expanded operand compacted ...
+        [[1, 3], [1, 3]],  # ... and transposed ones as they are
+        [[3, 1], [3, 1]], [[3, 1], [3, 1]], [[3, 1], [3, 1]],  # a * a; the sum's expanded gradient times a, twice
+    ], out
+
+
 @pytest.mark.parametrize("route", ["cpu", "cpu_fallback"])
 def test_an_op_given_two_devices_tensors_is_refused_on_every_route(route):
     """As native CUDA refuses them, in its words; test/torch/test_device.py

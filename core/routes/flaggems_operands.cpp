@@ -1,0 +1,88 @@
+#include "routes/flaggems_operands.h"
+
+#include <ATen/ExpandUtils.h>
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+namespace flagos::routes {
+namespace {
+
+bool is_broadcast(const at::Tensor& t) {
+  if (!t.defined() || t.layout() != c10::kStrided) return false;
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > 1 && strides[d] == 0) return true;
+  }
+  return false;
+}
+
+// A device tensor a pointwise op broadcasts (0-dim and host ones are scalars).
+bool is_broadcastable_operand(const c10::IValue& value) {
+  return value.isTensor() && value.toTensor().defined() && value.toTensor().dim() > 0 &&
+         !value.toTensor().is_cpu();
+}
+
+// Whether FlagGems takes its path for a pointwise op's operands of one
+// layout: all of one shape, and all contiguous or all of one dense layout.
+bool one_layout(const std::vector<at::Tensor>& operands) {
+  const at::Tensor& first = operands.front();
+  const bool same_shape = std::all_of(operands.begin(), operands.end(),
+                                      [&](const at::Tensor& t) { return t.sizes() == first.sizes(); });
+  if (!same_shape) return false;
+  if (std::all_of(operands.begin(), operands.end(), [](const at::Tensor& t) { return t.is_contiguous(); })) return true;
+  return first.unsafeGetTensorImpl()->is_non_overlapping_and_dense() &&
+         std::all_of(operands.begin(), operands.end(),
+                     [&](const at::Tensor& t) { return t.strides() == first.strides(); });
+}
+
+// The shape a pointwise op's operands broadcast to, when there are two or
+// more and FlagGems would not take its one-layout path for them; none
+// otherwise, or when they do not broadcast (an out= of another size).
+std::optional<c10::DimVector> shape_to_make_plain(c10::ArrayRef<c10::IValue> args) {
+  std::vector<at::Tensor> operands;
+  for (const c10::IValue& value : args) {
+    if (is_broadcastable_operand(value)) operands.push_back(value.toTensor());
+  }
+  if (operands.size() < 2 || one_layout(operands)) return std::nullopt;
+  c10::DimVector shape;
+  for (const at::Tensor& t : operands) {
+    try {
+      shape = at::infer_size_dimvector(shape, t.sizes());
+    } catch (const c10::Error&) {
+      return std::nullopt;
+    }
+  }
+  return shape;
+}
+
+}  // namespace
+
+void plain_operands(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& args = op.schema().arguments();
+  const size_t first = stack->size() - args.size();
+  const auto shape = op.hasTag(at::Tag::pointwise)
+                         ? shape_to_make_plain(c10::ArrayRef<c10::IValue>(*stack).slice(first))
+                         : std::nullopt;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].alias_info() != nullptr) continue;
+    c10::IValue& value = (*stack)[first + i];
+    if (shape && is_broadcastable_operand(value)) {
+      const at::Tensor& t = value.toTensor();
+      if (t.sizes() != c10::IntArrayRef(*shape) || !t.is_contiguous()) value = t.expand(*shape).contiguous();
+    } else if (value.isTensor()) {
+      if (is_broadcast(value.toTensor())) value = value.toTensor().contiguous();
+    } else if (value.isTensorList()) {
+      auto list = value.toTensorList();
+      if (std::none_of(list.begin(), list.end(), [](const at::Tensor& t) { return is_broadcast(t); })) continue;
+      c10::List<at::Tensor> compacted;
+      compacted.reserve(list.size());
+      for (const at::Tensor& t : list) compacted.push_back(is_broadcast(t) ? t.contiguous() : t);
+      value = std::move(compacted);
+    }
+  }
+}
+
+}  // namespace flagos::routes
