@@ -18,7 +18,7 @@
 #   4 conformance    python -m torch_fl conformance cuda -> conformance_cuda.{txt,json}
 #   5 torch-suite    pytest test/torch (OpInfo aside) on flagos/cuda -> torch_suite_cuda.{txt,xml}
 #   6 opinfo         pytest test/torch/test_opinfo.py on flagos/cuda -> opinfo_cuda.{txt,xml}
-#   7 gpu-tests      pytest test/gpu -> gpu_tests.{txt,xml}
+#   7 gpu-tests      pytest test/gpu, the flaggems route aside -> gpu_tests.{txt,xml}
 #   8 bench          python -m tools.bench.gpu -> bench_gpu.{json,md}
 #   9 host-profile   python -m tools.bench.host_profile: host time per call by
 #                    function, cuda vs flagos (a sampling profiler) -> host_profile.md
@@ -31,6 +31,12 @@
 #                    says so where neither is there) -> perf_profile.md
 #  12 route-cost     python -m tools.bench.route_cost: the flaggems route's own
 #                    host cost per call, taken apart -> route_cost.md
+#  13 flaggems-tests pytest test/gpu/test_flaggems_route.py (FlagGems autotunes
+#                    its matmuls: up to ~8 min on a fresh machine, alone in a
+#                    command) -> flaggems_tests.{txt,xml}
+#  14 flaggems-layouts python -m tools.flaggems_layouts: which operand layouts
+#                    FlagGems gets right natively, and through the flaggems
+#                    route -> flaggems_layouts.md
 #
 # A STAGE is a name or a number (a number runs all its stages). One command
 # on the GPU machine may run 10 minutes, so split the run, e.g.
@@ -313,7 +319,13 @@ stage_suites() {
 }
 
 stage_gpu_tests() {
-  pytest_stage gpu_tests test/gpu
+  pytest_stage gpu_tests test/gpu --ignore=test/gpu/test_flaggems_route.py
+}
+
+# Its own stage: on a fresh machine FlagGems autotunes its matmuls for
+# minutes (kept in ~/.flaggems for later processes).
+stage_flaggems_tests() {
+  pytest_stage flaggems_tests test/gpu/test_flaggems_route.py
 }
 
 stage_bench() {
@@ -346,14 +358,28 @@ stage_perf() {
     tee -i "$OUT/perf_profile.txt"
 }
 
+stage_flaggems_layouts() {
+  local confs md=$OUT/flaggems_layouts.md verdict=(right "wrong in places" "did not run") native route
+  confs=$("$PY" -c "import torch_fl; print(torch_fl._routing.confs_dir())" 2>/dev/null)
+  "$PY" -m tools.flaggems_layouts native >"$md"
+  native=$?
+  echo >>"$md"
+  FLAGOS_BACKEND_CONFIG="$confs/cuda_flaggems.toml" "$PY" -m tools.flaggems_layouts flagos >>"$md"
+  route=$?
+  printf '\nFlagGems natively: %s; through the flaggems route: %s\n' "${verdict[native]:-failed}" \
+    "${verdict[route]:-failed}" >>"$md"
+  cat "$md"
+  ((route == 0))  # FlagGems' own errors are its own; the route's fail the stage
+}
+
 stage_route_cost() {
   "$PY" -m tools.bench.route_cost --md "$OUT/route_cost.md" 2>&1 | tee -i "$OUT/route_cost.txt"
 }
 
 export -f stage_env install_wheels ensure_test_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
-  stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_bench \
-  stage_host_profile stage_op_cost stage_perf stage_route_cost
+  stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_flaggems_tests stage_bench \
+  stage_host_profile stage_op_cost stage_perf stage_route_cost stage_flaggems_layouts
 
 # name|number|limit (s)|function|main output file|stage it needs
 STAGES=(
@@ -368,12 +394,14 @@ STAGES=(
   "torch-suite|5|420|stage_torch_suite|torch_suite_cuda.txt|cuda-build"
   "opinfo|6|${H200_OPINFO_LIMIT:-540}|stage_opinfo|opinfo_cuda.txt|cuda-build"
   "suites|56|${H200_OPINFO_LIMIT:-540}|stage_suites|torch_suite_cuda.txt|cuda-build"
-  "gpu-tests|7|540|stage_gpu_tests|gpu_tests.txt|cuda-build"
+  "gpu-tests|7|300|stage_gpu_tests|gpu_tests.txt|cuda-build"
   "bench|8|540|stage_bench|bench_gpu.txt|cuda-build"
   "host-profile|9|240|stage_host_profile|host_profile.txt|cuda-build"
   "op-cost|10|240|stage_op_cost|op_cost.txt|cuda-build"
   "perf|11|300|stage_perf|perf_profile.txt|cuda-build"
   "route-cost|12|180|stage_route_cost|route_cost.txt|cuda-build"
+  "flaggems-tests|13|570|stage_flaggems_tests|flaggems_tests.txt|cuda-build"
+  "flaggems-layouts|14|180|stage_flaggems_layouts|flaggems_layouts.md|cuda-build"
 )
 
 declare -A RESULT SECONDS_TAKEN NOTE
