@@ -1,10 +1,10 @@
 #include "routes/flaggems_operands.h"
 
 #include <ATen/ExpandUtils.h>
+#include <c10/util/SmallVector.h>
 
 #include <algorithm>
 #include <optional>
-#include <vector>
 
 namespace flagos::routes {
 namespace {
@@ -25,32 +25,32 @@ bool is_broadcastable_operand(const c10::IValue& value) {
          !value.toTensor().is_cpu();
 }
 
+using Operands = c10::SmallVector<const at::Tensor*, 4>;
+
 // Whether FlagGems takes its path for a pointwise op's operands of one
 // layout: all of one shape, and all contiguous or all of one dense layout.
-bool one_layout(const std::vector<at::Tensor>& operands) {
-  const at::Tensor& first = operands.front();
-  const bool same_shape = std::all_of(operands.begin(), operands.end(),
-                                      [&](const at::Tensor& t) { return t.sizes() == first.sizes(); });
-  if (!same_shape) return false;
-  if (std::all_of(operands.begin(), operands.end(), [](const at::Tensor& t) { return t.is_contiguous(); })) return true;
+bool one_layout(const Operands& operands) {
+  const at::Tensor& first = *operands.front();
+  const auto all = [&](auto&& pred) { return std::all_of(operands.begin(), operands.end(), pred); };
+  if (!all([&](const at::Tensor* t) { return t->sizes() == first.sizes(); })) return false;
+  if (all([](const at::Tensor* t) { return t->is_contiguous(); })) return true;
   return first.unsafeGetTensorImpl()->is_non_overlapping_and_dense() &&
-         std::all_of(operands.begin(), operands.end(),
-                     [&](const at::Tensor& t) { return t.strides() == first.strides(); });
+         all([&](const at::Tensor* t) { return t->strides() == first.strides(); });
 }
 
 // The shape a pointwise op's operands broadcast to, when there are two or
 // more and FlagGems would not take its one-layout path for them; none
 // otherwise, or when they do not broadcast (an out= of another size).
 std::optional<c10::DimVector> shape_to_make_plain(c10::ArrayRef<c10::IValue> args) {
-  std::vector<at::Tensor> operands;
+  Operands operands;  // pointers into `args`, which outlives them
   for (const c10::IValue& value : args) {
-    if (is_broadcastable_operand(value)) operands.push_back(value.toTensor());
+    if (is_broadcastable_operand(value)) operands.push_back(&value.toTensor());
   }
   if (operands.size() < 2 || one_layout(operands)) return std::nullopt;
   c10::DimVector shape;
-  for (const at::Tensor& t : operands) {
+  for (const at::Tensor* t : operands) {
     try {
-      shape = at::infer_size_dimvector(shape, t.sizes());
+      shape = at::infer_size_dimvector(shape, t->sizes());
     } catch (const c10::Error&) {
       return std::nullopt;
     }
