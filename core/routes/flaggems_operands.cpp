@@ -38,15 +38,7 @@ bool one_layout(const Operands& operands) {
          all([&](const at::Tensor* t) { return t->strides() == first.strides(); });
 }
 
-// The shape a pointwise op's operands broadcast to, when there are two or
-// more and FlagGems would not take its one-layout path for them; none
-// otherwise, or when they do not broadcast (an out= of another size).
-std::optional<c10::DimVector> shape_to_make_plain(c10::ArrayRef<c10::IValue> args) {
-  Operands operands;  // pointers into `args`, which outlives them
-  for (const c10::IValue& value : args) {
-    if (is_broadcastable_operand(value)) operands.push_back(&value.toTensor());
-  }
-  if (operands.size() < 2 || one_layout(operands)) return std::nullopt;
+std::optional<c10::DimVector> broadcast_shape(const Operands& operands) {
   c10::DimVector shape;
   for (const at::Tensor* t : operands) {
     try {
@@ -58,13 +50,31 @@ std::optional<c10::DimVector> shape_to_make_plain(c10::ArrayRef<c10::IValue> arg
   return shape;
 }
 
+// The shape to make a pointwise op's read-only operands contiguous at: the
+// shape all its operands broadcast to (an in-place op's is its self's), when
+// two or more of them would not take FlagGems' one-layout path; that of the
+// read-only ones when an out= of another size, which the op resizes, is in
+// the way. None when no copy is needed or they do not broadcast.
+std::optional<c10::DimVector> shape_to_make_plain(const std::vector<c10::Argument>& schema,
+                                                  c10::ArrayRef<c10::IValue> args) {
+  Operands operands, read_only;  // pointers into `args`, which outlives them
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!is_broadcastable_operand(args[i])) continue;
+    operands.push_back(&args[i].toTensor());
+    if (schema[i].alias_info() == nullptr) read_only.push_back(&args[i].toTensor());
+  }
+  if (operands.size() < 2 || one_layout(operands)) return std::nullopt;
+  if (auto shape = broadcast_shape(operands)) return shape;
+  return read_only.empty() ? std::nullopt : broadcast_shape(read_only);
+}
+
 }  // namespace
 
 void plain_operands(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& args = op.schema().arguments();
   const size_t first = stack->size() - args.size();
   const auto shape = op.hasTag(at::Tag::pointwise)
-                         ? shape_to_make_plain(c10::ArrayRef<c10::IValue>(*stack).slice(first))
+                         ? shape_to_make_plain(args, c10::ArrayRef<c10::IValue>(*stack).slice(first))
                          : std::nullopt;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].alias_info() != nullptr) continue;

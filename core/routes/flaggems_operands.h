@@ -16,10 +16,11 @@ namespace flagos::routes {
 // operands `op`'s schema neither writes nor aliases (a view's input must stay
 // the tensor its result aliases):
 //  - a pointwise op's (at::Tag::pointwise) device operands of one or more
-//    dimensions, when two or more of them differ in shape or layout: each
-//    by a contiguous copy at the shape they broadcast to, so that FlagGems
-//    takes its path for operands of one layout (its result is then
-//    contiguous where torch's may follow an operand's layout);
+//    dimensions, when two or more of them (written ones included) differ in
+//    shape or layout: each by a contiguous copy at the shape they broadcast
+//    to (an out= of another size left out of it), so that FlagGems takes its
+//    path for operands of one layout (its result is then contiguous where
+//    torch's may follow an operand's layout);
 //  - any other tensor, or tensor in a list, that a broadcast made (a zero
 //    stride on a dimension longer than 1: x.expand(...), autograd's gradient
 //    of a sum): by a contiguous copy.

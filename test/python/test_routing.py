@@ -485,10 +485,13 @@ def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tm
         "def mul_(a, b):\n"
         "    seen.append([list(a.stride()), list(b.stride())])\n"
         "    return a.copy_(torch.mul(a.cpu(), b.cpu()))\n"
+        "def mul_out(a, b, *, out):\n"
+        "    seen.append([list(a.stride()), list(b.stride())])\n"
+        "    return out.resize_(a.shape).copy_(torch.mul(a.cpu(), b.cpu()))\n"
         "def cat(tensors, dim=0):\n"
         "    seen.append([list(t.stride()) for t in tensors])\n"
         "    return torch.cat([t.cpu() for t in tensors], dim).to(tensors[0].device)\n"
-        "_FULL_CONFIG = [('mul.Tensor', mul), ('mul_.Tensor', mul_), ('cat', cat)]\n")
+        "_FULL_CONFIG = [('mul.Tensor', mul), ('mul_.Tensor', mul_), ('mul.out', mul_out), ('cat', cat)]\n")
     code = """
         import json, torch, torch_fl, flag_gems
         x = torch.arange(6.0).reshape(2, 3)
@@ -496,6 +499,7 @@ def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tm
         y, r, c, t = (v.to("flagos") for v in (x, row, col, two))
         w = torch.ones(3, 2).to("flagos").t()
         w.mul_(c)
+        o = torch.mul(y.t(), y.t().contiguous(), out=torch.empty(0, device="flagos"))
         got = [torch.mul(y, r.expand(2, 3)), torch.mul(y.t(), y.t().contiguous()), torch.mul(y.t(), y.t()),
                torch.mul(y, c), torch.mul(y, t), torch.cat([y, r.expand(2, 3)]), torch.cat([y.t(), y.t()]), w]
         want = [x * row, (x * x).t(), (x * x).t(), x * col, x * two, torch.cat([x, row.expand(2, 3)]),
@@ -503,14 +507,16 @@ def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tm
         a = x.to("flagos", copy=True).requires_grad_()
         a.mul(a).sum().backward()
         print(json.dumps({"seen": flag_gems.seen, "grad": torch.equal(a.grad.cpu(), 2 * x),
+                          "out": torch.equal(o.cpu(), (x * x).t()),
                           "right": [torch.equal(g.cpu(), v) for g, v in zip(got, want)]}))
     """
-    proc = run(code, FLAGOS_OP_mul__Tensor="flaggems", FLAGOS_OP_mul___Tensor="flaggems", FLAGOS_OP_cat="flaggems",
-               PYTHONPATH=str(tmp_path))
+    proc = run(code, FLAGOS_OP_mul__Tensor="flaggems", FLAGOS_OP_mul___Tensor="flaggems", FLAGOS_OP_mul__out="flaggems",
+               FLAGOS_OP_cat="flaggems", PYTHONPATH=str(tmp_path))
     out = last_json(proc)
-    assert out["right"] == [True] * 8 and out["grad"], out
+    assert out["right"] == [True] * 8 and out["grad"] and out["out"], out
     assert out["seen"] == [
         [[1, 2], [3, 1]],  # w.mul_(c): w, written, as it is; the column at w's shape
+        [[2, 1], [2, 1]],  # out= of another size, which the op resizes: at the inputs' shape
         [[3, 1], [3, 1]],  # the expanded row, contiguous
         [[2, 1], [2, 1]],  # a transposed operand beside a contiguous one, contiguous
         [[1, 3], [1, 3]],  # operands of one layout as they are
