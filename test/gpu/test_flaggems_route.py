@@ -12,9 +12,11 @@ run mm take minutes the first time (FlagGems keeps what it tuned in
 from __future__ import annotations
 
 import copy
+import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -25,6 +27,16 @@ import torch
 pytestmark = pytest.mark.gpu
 
 ELEMENTWISE = ("add.Tensor", "mul.Tensor", "_softmax", "native_layer_norm")
+
+
+def _flaggems_version() -> str | None:
+    try:  # without importing it: FlagGems initialises CUDA at import
+        return importlib.metadata.version("flag_gems")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+FLAGGEMS_VERSION = _flaggems_version()
 
 
 def _child(case: str, timeout: float = 300, **env: str) -> dict:
@@ -102,6 +114,56 @@ def test_one_op_override_sends_only_that_op_to_flaggems():
     assert routes["mul.Tensor"] == "flaggems", routes
     assert all(routes[op] == "cuda" for op in ELEMENTWISE if op != "mul.Tensor"), routes
     _assert_matches(seen["errors_vs_cuda"], 1e-5)
+
+
+@pytest.fixture(scope="module")
+def gpt2_under_flaggems(tmp_path_factory):
+    """test_gpt2_cuda.py's GPT-2 (fp32, TF32 off), run by that file as a
+    script once on native CUDA and once on flagos under cuda_flaggems.toml,
+    in processes of their own: both results, and the ops FlagGems ran."""
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("flag_gems") is None:
+        pytest.skip("flag_gems is not installed")
+    import torch_fl
+
+    tmp = tmp_path_factory.mktemp("gpt2")
+    conf = os.path.join(torch_fl._routing.confs_dir(), "cuda_flaggems.toml")
+    cuda, _ = _gpt2_side("cuda", tmp)
+    flagos, log = _gpt2_side("flagos", tmp, FLAGOS_BACKEND_CONFIG=conf, FLAGOS_LOG="dispatch")
+    return cuda, flagos, set(re.findall(r"dispatch: aten::(\S+) -> flaggems", log))
+
+
+def test_flaggems_conf_gpt2_forward_matches_cuda(gpt2_under_flaggems):
+    (logits, loss, _), (fl_logits, fl_loss, _), flaggems_ops = gpt2_under_flaggems
+    # GPT-2's Conv1D layers are addmm, their backward mm; its norms layer_norm.
+    assert {"addmm", "mm", "native_layer_norm", "native_layer_norm_backward"} <= flaggems_ops, sorted(flaggems_ops)
+    # 1e-2: FlagGems' fp32 matmuls may round as TF32 does; a misread operand
+    # (cuda.md's known limits) gives errors near 1. loss[0]: after the forward.
+    _assert_matches({"logits": _relative(fl_logits, logits), "loss": _relative(fl_loss[0], loss[0])}, 1e-2)
+
+
+@pytest.mark.xfail(FLAGGEMS_VERSION == "5.0.2", strict=True,
+                   reason="FlagGems 5.0.2's GPT-2 backward on the H200 is wrong natively too (flag_gems.enable(), "
+                          "no torch_fl): gradients off by ~1, the loss tensor overwritten (docs/platforms/cuda.md)")
+def test_flaggems_conf_gpt2_backward_matches_cuda(gpt2_under_flaggems):
+    (_, loss, grads), (_, fl_loss, fl_grads), flaggems_ops = gpt2_under_flaggems
+    assert fl_grads.keys() == grads.keys()
+    # loss[1]: what the loss tensor holds after the backward.
+    errors = {"loss after backward": _relative(fl_loss[1], loss[1])}
+    errors.update({f"grad {n}": _relative(fl_grads[n], g) for n, g in grads.items()})
+    _assert_matches(errors, 1e-2, f"; FlagGems ran {len(flaggems_ops)} ops: {sorted(flaggems_ops)}")
+
+
+def _gpt2_side(device: str, tmp, **env: str):
+    """test_gpt2_cuda.py's forward and backward on `device` in a child
+    process: (logits, loss, gradients) on the CPU, and its stderr."""
+    out = tmp / f"{device}.pt"
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_gpt2_cuda.py")
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGOS_OP_", "FLAGOS_FORCE_BACKEND"))}
+    done = subprocess.run([sys.executable, script, "--device", device, "--out", str(out)], capture_output=True,
+                          text=True, timeout=540, env={**full_env, **env})
+    assert done.returncode == 0, f"GPT-2 on {device} failed:\n{done.stderr[-4000:]}"
+    return torch.load(out), done.stderr
 
 
 # ------------------------------------------------------------ child side

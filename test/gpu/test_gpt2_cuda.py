@@ -46,11 +46,15 @@ def _on(model: torch.nn.Module, device: str) -> torch.nn.Module:
 
 
 def _run(model: torch.nn.Module, ids: torch.Tensor, autocast: bool):
+    """(logits, loss, gradients). `loss` holds two values: the loss after the
+    forward, and what the same tensor holds after the backward (a kernel
+    writing into memory it does not own shows there: FlagGems 5.0.2 did)."""
     with torch.autocast(ids.device.type, dtype=torch.bfloat16, enabled=autocast):
         out = model(ids, labels=ids)
+    loss = out.loss.detach().float().cpu()
     out.loss.backward()
     grads = {n: p.grad for n, p in model.named_parameters()}
-    return out.logits.float().cpu(), out.loss.detach().float().cpu(), grads
+    return out.logits.float().cpu(), torch.stack([loss, out.loss.detach().float().cpu()]), grads
 
 
 def _ids(model: torch.nn.Module) -> torch.Tensor:
@@ -116,12 +120,14 @@ def test_module_to_keeps_tied_weights():
 
 
 def _child_main() -> None:
-    parser = argparse.ArgumentParser(description="the native reference side of these tests")
+    parser = argparse.ArgumentParser(description="one side of these tests in its own process")
     parser.add_argument("--device", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--tf32", type=int, default=0)
     parser.add_argument("--autocast", action="store_true")
     args = parser.parse_args()
+    if args.device == "flagos":  # with the conf its environment names (test_flaggems_route.py)
+        import torch_fl  # noqa: F401
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = bool(args.tf32)
     base = _model()
     logits, loss, grads = _run(_on(base, args.device), _ids(base).to(args.device), args.autocast)
