@@ -37,6 +37,13 @@
 #  14 flaggems-layouts python -m tools.flaggems_layouts: which operand layouts
 #                    FlagGems gets right natively, and through the flaggems
 #                    route -> flaggems_layouts.md
+#  15 flaggems-cache what FlagGems tuned and generated on this machine
+#                    ($FLAGGEMS_CACHE_DIR) -> flaggems_cache.tgz; put it at
+#                    .device/flaggems_cache.tgz and a later fresh machine
+#                    starts from it instead of autotuning its matmuls again
+#  16 flaggems-culprits python -m tools.flaggems_culprits: which FlagGems
+#                    operators make a small GPT-2's training step wrong, on
+#                    native CUDA (no torch_fl build needed) -> flaggems_culprits.{md,json}
 #
 # A STAGE is a name or a number (a number runs all its stages). One command
 # on the GPU machine may run 10 minutes, so split the run, e.g.
@@ -65,7 +72,9 @@
 # OpInfo compares flagos with; cuda: native CUDA, forward/out/in-place only),
 # H200_BENCH_JOBS (tools.bench.gpu's default),
 # H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU), H200_OP_COST_ARGS, H200_PERF_ARGS,
-# H200_HOST_PROFILE_ARGS (e.g. --seconds 2).
+# H200_HOST_PROFILE_ARGS (e.g. --seconds 2), H200_FLAGGEMS_LIMIT (seconds, 570),
+# FLAGGEMS_CACHE_DIR (FlagGems' own variable; default build/h200/flaggems_cache,
+# filled from .device/flaggems_cache.tgz where that was carried).
 
 set -uo pipefail
 
@@ -89,6 +98,13 @@ if [[ -x /usr/bin/g++ ]]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
 # shipped confs (finding the confs folder, checking a build).
 printf '[conf]\n' >"$STATE/empty.toml"
 export EMPTY_CONF=$STATE/empty.toml
+# FlagGems autotunes a matmul shape for minutes on first use and keeps the
+# result under this folder: a carried one spares a fresh machine that work.
+export FLAGGEMS_CACHE_DIR=${FLAGGEMS_CACHE_DIR:-$STATE/flaggems_cache}
+if [[ ! -d $FLAGGEMS_CACHE_DIR && -f $ROOT/.device/flaggems_cache.tgz ]]; then
+  mkdir -p "$FLAGGEMS_CACHE_DIR" && tar xzf "$ROOT/.device/flaggems_cache.tgz" -C "$FLAGGEMS_CACHE_DIR" &&
+    echo "FlagGems cache: started from .device/flaggems_cache.tgz"
+fi
 
 # ------------------------------------------------------------------ stages
 # Each runs in its own bash (so `timeout` can stop it) and writes its own
@@ -372,6 +388,23 @@ stage_flaggems_layouts() {
   ((route == 0))  # FlagGems' own errors are its own; the route's fail the stage
 }
 
+stage_flaggems_cache() {
+  [[ -d $FLAGGEMS_CACHE_DIR ]] || { echo "[flagos] no FlagGems cache at $FLAGGEMS_CACHE_DIR"; return 1; }
+  tar czf "$OUT/flaggems_cache.tgz" -C "$FLAGGEMS_CACHE_DIR" . || return 1
+  echo "FlagGems cache: $(find "$FLAGGEMS_CACHE_DIR" -type f | wc -l) files," \
+    "$(du -k "$OUT/flaggems_cache.tgz" | cut -f1) KiB packed -> flaggems_cache.tgz" | tee "$OUT/flaggems_cache.txt"
+}
+
+stage_flaggems_culprits() {
+  "$PY" -m tools.flaggems_culprits --json "$OUT/flaggems_culprits.json" 2>"$OUT/flaggems_culprits.err" |
+    tee "$OUT/flaggems_culprits.md"
+  # Operators FlagGems gets wrong (exit 1) are the finding, not a failure
+  # of the stage; not running (2, or a crash) is.
+  grep -q "operators registered" "$OUT/flaggems_culprits.md" && return 0
+  tail -n 5 "$OUT/flaggems_culprits.err"
+  return 1
+}
+
 stage_route_cost() {
   "$PY" -m tools.bench.route_cost --md "$OUT/route_cost.md" 2>&1 | tee -i "$OUT/route_cost.txt"
 }
@@ -379,7 +412,7 @@ stage_route_cost() {
 export -f stage_env install_wheels ensure_test_wheels stage_wheels pip_build stage_cpu_build stage_cpu_suite segv_trace_lib traced \
   stage_confs_regen stage_cuda_build check_confs stage_confs_install stage_confs_install_logged \
   stage_conformance pytest_stage stage_torch_suite stage_opinfo stage_suites stage_gpu_tests stage_flaggems_tests stage_bench \
-  stage_host_profile stage_op_cost stage_perf stage_route_cost stage_flaggems_layouts
+  stage_host_profile stage_op_cost stage_perf stage_route_cost stage_flaggems_layouts stage_flaggems_cache stage_flaggems_culprits
 
 # name|number|limit (s)|function|main output file|stage it needs
 STAGES=(
@@ -400,8 +433,10 @@ STAGES=(
   "op-cost|10|240|stage_op_cost|op_cost.txt|cuda-build"
   "perf|11|300|stage_perf|perf_profile.txt|cuda-build"
   "route-cost|12|180|stage_route_cost|route_cost.txt|cuda-build"
-  "flaggems-tests|13|570|stage_flaggems_tests|flaggems_tests.txt|cuda-build"
+  "flaggems-tests|13|${H200_FLAGGEMS_LIMIT:-570}|stage_flaggems_tests|flaggems_tests.txt|cuda-build"
   "flaggems-layouts|14|180|stage_flaggems_layouts|flaggems_layouts.md|cuda-build"
+  "flaggems-cache|15|60|stage_flaggems_cache|flaggems_cache.txt|"
+  "flaggems-culprits|16|420|stage_flaggems_culprits|flaggems_culprits.md|"
 )
 
 declare -A RESULT SECONDS_TAKEN NOTE
