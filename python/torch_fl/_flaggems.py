@@ -1,8 +1,9 @@
 """The FlagGems side of the `flaggems` route: at import, before routes are
 installed, every (op, function) pair of ``flag_gems._FULL_CONFIG`` becomes a
-Python implementation the core may call. Nothing is registered when FlagGems
-is switched off (FLAGOS_DISABLE_FLAGGEMS_PY=1, a build without flaggems) or
-not installed; routes naming it then take their next route, with one line.
+Python implementation the core may call (wrapped where _flaggems_fixes.py
+names a bug of it). Nothing is registered when FlagGems is switched off
+(FLAGOS_DISABLE_FLAGGEMS_PY=1, a build without flaggems) or not installed;
+routes naming it then take their next route, with one line.
 
 FlagGems is imported only when a route may need it: the conf in use names
 `flaggems`, FLAGOS_FORCE_BACKEND=flaggems, or a FLAGOS_OP_<op>=flaggems.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from torch_fl import _routing
+from torch_fl import _flaggems_fixes, _routing
 
 _status = "not loaded"
 
@@ -44,7 +45,7 @@ def load(force: bool = False) -> int:
         # A third item is FlagGems' own condition (e.g. a torch version check).
         if len(item) >= 3 and callable(item[2]) and not item[2]():
             continue
-        _routing._python_impls.setdefault(item[0], item[1])
+        _routing._python_impls.setdefault(item[0], _flaggems_fixes.fixed(item[0], item[1]))
         count += 1
     _status = f"{count} operators from flag_gems {getattr(flag_gems, '__version__', '?')}"
     return count

@@ -468,6 +468,43 @@ def test_python_implementations_get_dtypes_and_memory_formats_as_torch_objects(t
     assert out["grad"] and out["clone"] == [True, True], out
 
 
+def test_flaggems_layer_norm_backward_gets_its_input_as_rows(tmp_path):
+    """FlagGems 5.0.2's native_layer_norm_backward takes input.shape[0] as its
+    row count (FlagGems #5392): the route hands it a (rows, N) input and gives
+    the input's gradient back in the input's shape. The stand-in below is
+    right only for such an input, like FlagGems."""
+    pkg = tmp_path / "flag_gems"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import torch\n"
+        "seen = []\n"
+        "def layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight=None, bias=None,\n"
+        "                        output_mask=None):\n"
+        "    M = input.shape[0]\n"
+        "    N = input.numel() // M\n"
+        "    seen.append([M, N])\n"
+        "    c = lambda t: t.cpu()\n"
+        "    g, w, b = torch.ops.aten.native_layer_norm_backward(c(grad_out).reshape(M, N), c(input).reshape(M, N),\n"
+        "        [N], c(mean).reshape(M, 1), c(rstd).reshape(M, 1), c(weight), c(bias), output_mask)\n"
+        "    return g.to(input.device), w.to(input.device), b.to(input.device)\n"
+        "_FULL_CONFIG = [('native_layer_norm_backward', layer_norm_backward)]\n")
+    code = """
+        import json, torch, torch_fl, flag_gems
+        torch.manual_seed(0)
+        x, w, b, g = torch.randn(2, 3, 4), torch.randn(4), torch.randn(4), torch.randn(2, 3, 4)
+        grads = {}
+        for device in ("cpu", "flagos"):
+            leaves = [t.to(device, copy=True).requires_grad_() for t in (x, w, b)]
+            torch.nn.functional.layer_norm(leaves[0], (4,), leaves[1], leaves[2]).backward(g.to(device))
+            grads[device] = [t.grad.cpu() for t in leaves]
+        print(json.dumps({"seen": flag_gems.seen, "shape": list(grads["flagos"][0].shape),
+                          "right": [torch.allclose(a, c, atol=1e-6) for a, c in zip(grads["flagos"], grads["cpu"])]}))
+    """
+    proc = run(code, FLAGOS_OP_native_layer_norm_backward="flaggems", PYTHONPATH=str(tmp_path))
+    out = last_json(proc)
+    assert out == {"seen": [[6, 4]], "shape": [2, 3, 4], "right": [True, True, True]}, out
+
+
 def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tmp_path):
     """FlagGems 5.0.2's kernels misread some layouts on the H200 (natively
     too): a pointwise op's read-only operands of mixed shapes or layouts reach
