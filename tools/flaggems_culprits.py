@@ -1,15 +1,18 @@
 """Which FlagGems operators make a small GPT-2's training step wrong, found on
 native CUDA (FlagGems registered for CUDA, no torch_fl).
 
-  python -m tools.flaggems_culprits [--tolerance 1e-2] [--json FILE]
-  python -m tools.flaggems_culprits --dry-run   (no GPU: the CPU, with one op
+  python -m tools.flaggems_culprits [--fixed] [--tolerance 1e-2] [--json FILE]
+  python -m tools.flaggems_culprits --dry-run   (no GPU: the CPU, with two ops
                                                  made wrong on purpose)
 
 On the H200 (session 13, FlagGems 5.0.2, Triton 3.6) GPT-2's backward with
 FlagGems came out wrong natively as through the flaggems route: gradients off
 by a relative error of about 1, and the loss tensor overwritten during the
-backward. This names the operators responsible, so that cuda_flaggems.toml
-can send them to torch's CUDA kernels instead.
+backward. FlagGems' native_layer_norm_backward, which takes a 3-D input's
+first dimension as its row count (FlagGems #5392), explains it; the flaggems
+route wraps that function (torch_fl/_flaggems_fixes.py). --fixed applies the
+same wrappers here, to find what else is wrong: an operator found is one for
+_flaggems_fixes.py or for cuda_flaggems.toml to send to torch's CUDA kernels.
 
 Steps, each a forward and backward of the same model against the CPU's:
 every operator the step calls that FlagGems implements, registered together;
@@ -24,10 +27,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import importlib.util
 import json
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -109,15 +114,16 @@ class Native:
     device = "cuda"
     where = "native CUDA"
 
-    def __init__(self):
+    def __init__(self, fixed: bool):
         import flag_gems
 
-        self.version = getattr(flag_gems, "__version__", "?")
+        fix = _load_fixes().fixed if fixed else (lambda op, fn: fn)
+        self.version = getattr(flag_gems, "__version__", "?") + (", with torch_fl's fixes" if fixed else "")
         self.table = {}
         for item in flag_gems._FULL_CONFIG:
             if len(item) >= 3 and callable(item[2]) and not item[2]():
                 continue  # FlagGems' own condition (a torch version, say)
-            self.table.setdefault(item[0], item[1])
+            self.table.setdefault(item[0], fix(item[0], item[1]))
 
     @contextlib.contextmanager
     def registered(self, ops):
@@ -130,6 +136,16 @@ class Native:
             yield
         finally:
             lib._destroy()
+
+
+def _load_fixes():
+    """torch_fl/_flaggems_fixes.py by its path: importing it through the
+    package would import torch_fl, which this tool runs without."""
+    path = Path(__file__).resolve().parents[1] / "python" / "torch_fl" / "_flaggems_fixes.py"
+    spec = importlib.util.spec_from_file_location("_flaggems_fixes", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class DryRun:
@@ -195,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tolerance", type=float, default=1e-2, help="relative error (TF32-level: 1e-2)")
     parser.add_argument("--json", help="write the whole report here")
+    parser.add_argument("--fixed", action="store_true",
+                        help="FlagGems' functions wrapped as the flaggems route wraps them (_flaggems_fixes.py)")
     parser.add_argument("--dry-run", action="store_true", help="no GPU: the CPU, two ops made wrong on purpose")
     args = parser.parse_args(argv)
     try:
@@ -204,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         elif not torch.cuda.is_available():
             raise RuntimeError("this torch sees no CUDA device")
         else:
-            backend = Native()
+            backend = Native(args.fixed)
     except Exception as exc:
         print(f"[flaggems_culprits] cannot run: {exc}", file=sys.stderr)
         return 2
