@@ -44,13 +44,100 @@ def layer_norm_backward_in_rows(fn: Callable) -> Callable:
     return in_rows
 
 
-# op -> the wrapper its FlagGems function gets.
+# FlagGems' Hopper functions (runtime/backend/_nvidia/hopper/ops, which
+# replace the generic ones on compute capability 9, the H100/H200) run flat
+# kernels: element i of every operand is data_ptr + i, whatever its shape,
+# strides or dtype. That is right only for operands of one dense layout and,
+# for mul, one dtype. The wrappers below hand them such operands.
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """Whether t's elements fill [data_ptr, data_ptr + numel) exactly once
+    (contiguous, or a permutation of contiguous)."""
+    if t.is_contiguous():
+        return True
+    expected = 1
+    for stride, size in sorted((st, n) for st, n in zip(t.stride(), t.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def read_dense(fn: Callable) -> Callable:
+    """A function reading its first argument flat: a non-dense one (a strided
+    slice) is handed over contiguous."""
+
+    @functools.wraps(fn)
+    def dense_operand(a, *args, **kwargs):
+        return fn(a if _dense(a) else a.contiguous(), *args, **kwargs)
+
+    return dense_operand
+
+
+def write_dense(fn: Callable, out: str | None = None) -> Callable:
+    """A function writing a tensor flat, its first argument or keyword `out`:
+    a non-dense one (`x[:, 0].fill_(1)`) gets the function run on a
+    contiguous copy, then that copy's values. Else the kernel writes
+    numel elements from its first one, over elements that are not its."""
+
+    @functools.wraps(fn)
+    def dense_result(*args, **kwargs):
+        target = kwargs.get(out) if out else args[0]
+        if target is None or _dense(target):
+            return fn(*args, **kwargs)
+        plain = target.contiguous()
+        if out:
+            fn(*args, **{**kwargs, out: plain})
+        else:
+            fn(plain, *args[1:], **kwargs)
+        return target.copy_(plain)
+
+    return dense_result
+
+
+def mul_in_one_dtype(fn: Callable) -> Callable:
+    """Hopper's mul of two real tensors of the same number of dimensions runs
+    a flat kernel into a tensor like its first operand: mixed layouts the
+    core already hands over contiguous (core/routes/flaggems_operands.h); of
+    mixed dtypes the result would take the first one's (bfloat16 * float32
+    giving bfloat16, bool * float giving bool). Both go to the result dtype."""
+
+    @functools.wraps(fn)
+    def one_dtype(a, b):
+        # The route hands mul.Tensor two tensors; one dtype is the common case
+        # and is checked first (dtypes are singletons).
+        if a.dtype is not b.dtype and a.dim() == b.dim() and not (a.is_complex() or b.is_complex()):
+            dtype = torch.result_type(a, b)
+            a, b = a.to(dtype), b.to(dtype)
+        return fn(a, b)
+
+    return one_dtype
+
+
+# op -> the wrapper its FlagGems function gets, whatever FlagGems' version.
 FIXES: dict[str, Callable[[Callable], Callable]] = {
     "native_layer_norm_backward": layer_norm_backward_in_rows,
 }
 
+# op -> the wrapper its FlagGems function gets when it is a Hopper one.
+HOPPER_FIXES: dict[str, Callable[[Callable], Callable]] = {
+    "mul.Tensor": mul_in_one_dtype,
+    "sqrt": read_dense,
+    "sqrt_": write_dense,
+    "fill_.Scalar": write_dense,
+    "fill_.Tensor": write_dense,
+    "fill.Scalar_out": functools.partial(write_dense, out="out"),
+    "fill.Tensor_out": functools.partial(write_dense, out="out"),
+}
+
+
+def _is_hopper(fn: Callable) -> bool:
+    # FlagGems imports its arch folder as a top-level package ("hopper.ops.mul").
+    return "hopper" in getattr(fn, "__module__", "").split(".")
+
 
 def fixed(op: str, fn: Callable) -> Callable:
-    """FlagGems' function for `op`, wrapped where FIXES names a bug of it."""
-    fix = FIXES.get(op)
+    """FlagGems' function for `op`, wrapped where a table above names a bug of it."""
+    fix = FIXES.get(op) or (HOPPER_FIXES.get(op) if _is_hopper(fn) else None)
     return fix(fn) if fix else fn

@@ -505,6 +505,55 @@ def test_flaggems_layer_norm_backward_gets_its_input_as_rows(tmp_path):
     assert out == {"seen": [[6, 4]], "shape": [2, 3, 4], "right": [True, True, True]}, out
 
 
+def test_flaggems_hopper_functions_get_dense_operands_of_one_dtype(tmp_path):
+    """FlagGems' Hopper functions (imported from a top-level `hopper`
+    package) index operands flat. The stand-ins below do the same: they are
+    right only for dense operands, and mul only for one dtype. The route hands
+    them a strided slice contiguous, runs an in-place write on a contiguous
+    copy of the slice, and converts mul's operands to the result dtype."""
+    flat = tmp_path / "hopper" / "ops"
+    flat.mkdir(parents=True)
+    (tmp_path / "hopper" / "__init__.py").write_text("")
+    (flat / "__init__.py").write_text("")
+    (flat / "flat.py").write_text(
+        "import torch\n"
+        "def _flat(t):  # element i at data_ptr + i, as a Triton flat kernel reads it\n"
+        "    return torch.as_strided(t, (t.numel(),), (1,))\n"
+        "def fill_scalar_(self, value):\n"
+        "    _flat(self).copy_(torch.full((self.numel(),), float(value), dtype=self.dtype))\n"
+        "    return self\n"
+        "def sqrt(a):\n"
+        "    return torch.sqrt(_flat(a).cpu()).reshape(a.shape).to(a.device)\n"
+        "def sqrt_(a):\n"
+        "    _flat(a).copy_(torch.sqrt(_flat(a).cpu()))\n"
+        "    return a\n"
+        "def mul(a, b):\n"
+        "    return (_flat(a).cpu() * _flat(b).cpu()).to(a.dtype).reshape(a.shape).to(a.device)\n")
+    pkg = tmp_path / "flag_gems"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "from hopper.ops.flat import fill_scalar_, mul, sqrt, sqrt_\n"
+        "_FULL_CONFIG = [('fill_.Scalar', fill_scalar_), ('sqrt', sqrt), ('sqrt_', sqrt_), ('mul.Tensor', mul)]\n")
+    code = """
+        import json, torch, torch_fl
+        x = torch.arange(1.0, 13.0).reshape(3, 4)
+        y = x.to("flagos")
+        y[:, 1].fill_(-1.0)
+        y[:, 3].sqrt_()
+        want = x.clone()
+        want[:, 1] = -1.0
+        want[:, 3] = want[:, 3].sqrt()
+        product = torch.mul(torch.arange(3).to("flagos"), torch.full((3,), 0.5).to("flagos"))
+        print(json.dumps({"slice": torch.equal(torch.sqrt(y[:, 2]).cpu(), x[:, 2].sqrt()),
+                          "in place": torch.equal(y.cpu(), want),
+                          "mul": [str(product.dtype), product.cpu().tolist()]}))
+    """
+    proc = run(code, FLAGOS_OP_fill___Scalar="flaggems", FLAGOS_OP_sqrt="flaggems", FLAGOS_OP_sqrt_="flaggems",
+               FLAGOS_OP_mul__Tensor="flaggems", PYTHONPATH=str(tmp_path))
+    out = last_json(proc)
+    assert out == {"slice": True, "in place": True, "mul": ["torch.float32", [0.0, 0.5, 1.0]]}, out
+
+
 def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tmp_path):
     """FlagGems 5.0.2's kernels misread some layouts on the H200 (natively
     too): a pointwise op's read-only operands of mixed shapes or layouts reach
