@@ -1,7 +1,8 @@
-"""Which operand layouts FlagGems' pointwise kernels get right: mul/add of
-(64, 256) float32 operands in the layouts a model makes (broadcast rows and
+"""Which operand layouts (and, for mul, dtypes) FlagGems' kernels get right:
+(64, 256) float32 operands in the forms a model makes (broadcast rows and
 columns, expanded and transposed operands, autograd's expanded gradient of a
-sum), each result's relative error against the CPU.
+sum, strided slices read and written, mixed dtypes), each result's relative
+error against the CPU, and its dtype.
 
   python -m tools.flaggems_layouts native   FlagGems itself, on native CUDA
                                             (flag_gems.enable(); no torch_fl)
@@ -10,11 +11,15 @@ sum), each result's relative error against the CPU.
                                             routes, e.g. cuda_flaggems.toml)
 
 On the H200 (session 12, FlagGems 5.0.2, Triton 3.6) `native` got the
-expanded, column and transposed cases wrong (relative errors 1 to 2.5): the
-reason the flaggems route hands such operands over contiguous
-(core/routes/python_route.h). Run it again on a new FlagGems to see whether
-that is still needed. Prints one markdown table; exits 1 when a case is off,
-2 when it cannot run.
+expanded, column and transposed cases wrong (relative errors 1 to 2.5). The
+cause, read in FlagGems' source in session 13: on compute capability 9 its
+Hopper functions replace the generic ones for mul, sqrt, sqrt_ and fill, and
+they index operands flat (element i at data_ptr + i). The flaggems route hands
+them operands of one dense layout and dtype (core/routes/flaggems_operands.h,
+torch_fl/_flaggems_fixes.py). The slice and dtype cases were added in session
+13 and have not run on the H200 yet. Run this again on a new FlagGems to see
+whether the route still needs to do that. Prints one markdown table; exits 1
+when a case is off, 2 when it cannot run.
 """
 
 from __future__ import annotations
@@ -36,6 +41,13 @@ def _grad_of(f, x: torch.Tensor) -> torch.Tensor:
     return leaf.grad
 
 
+def _in_place(x: torch.Tensor, write) -> torch.Tensor:
+    """`write` applied to a copy of x (an in-place op on a view of it)."""
+    z = x.clone()
+    write(z)
+    return z
+
+
 # name -> function of (x, y), both (64, 256), on one device.
 CASES = {
     "same layout": lambda x, y: x * y,
@@ -47,6 +59,11 @@ CASES = {
     "transposed beside contiguous": lambda x, y: x.t() * y.t().contiguous(),
     "both transposed": lambda x, y: x.t() * y.t(),
     "grad of (x * y).sum()": lambda x, y: _grad_of(lambda a: a.mul(y).sum(), x),
+    "sqrt of a strided slice": lambda x, y: torch.sqrt(x.abs()[:, ::2]),
+    "sqrt_ of a column": lambda x, y: _in_place(x.abs(), lambda z: z[:, 3].sqrt_()),
+    "fill_ of a column": lambda x, y: _in_place(x, lambda z: z[:, 1].fill_(-1.0)),
+    "mul, bfloat16 by float32": lambda x, y: x.bfloat16() * y,
+    "mul, bool by float32": lambda x, y: (x > 0) * y,
 }
 
 
@@ -77,9 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     off = 0
     for name, f in CASES.items():
         try:
-            error = _relative(f(xd, yd), f(x, y))
-            cell = f"{error:.2e}"
-            off += not error <= args.tolerance
+            got, want = f(xd, yd), f(x, y)
+            error = _relative(got, want)
+            cell = f"{error:.2e}" + ("" if got.dtype == want.dtype else f" (dtype {got.dtype}, not {want.dtype})")
+            off += not (error <= args.tolerance and got.dtype == want.dtype)
         except Exception as exc:  # one case's failure is a row, not the end
             cell = f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
             off += 1
