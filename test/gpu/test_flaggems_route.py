@@ -178,7 +178,12 @@ def _ops(report: dict) -> None:
                 "mul.Tensor, transposed": torch.mul(a.t(), c.t().contiguous()),
                 "mul.Tensor, both transposed": torch.mul(a.t(), c.t()),  # one layout: handed over as is
                 "mul.Tensor, expanded": torch.mul(a, wd.expand(64, 256)),
-                "mul.Tensor, expanded 0-dim": torch.mul(wd[0].expand(64, 256), c)}
+                "mul.Tensor, expanded 0-dim": torch.mul(wd[0].expand(64, 256), c),
+                # FlagGems' Hopper functions index operands flat (_flaggems_fixes.py).
+                "mul.Tensor, bfloat16 by float32": torch.mul(a.bfloat16(), c),
+                "mul.Tensor, bool by float32": torch.mul(a > 0, c),
+                "sqrt, a strided slice": torch.sqrt(a.abs()[:, ::2]),
+                "fill_.Scalar, a column": _filled_column(a)}
 
     flagos, cuda = run("flagos"), run("cuda")
     report["errors_vs_cuda"] = {op: _relative(flagos[op], cuda[op]) for op in flagos}
@@ -206,6 +211,12 @@ def _ops(report: dict) -> None:
     del product
     torch.flagos.synchronize()
     report["allocated_after_free"] = torch.flagos.memory_allocated() - before
+
+
+def _filled_column(a: torch.Tensor) -> torch.Tensor:
+    z = a.clone()
+    z[:, 1] = -1.0  # fill_ on a strided view
+    return z
 
 
 def _pieces(report: dict) -> None:
