@@ -165,6 +165,13 @@ class DryRun:
             yield
 
 
+def _device_works(device: str) -> bool:
+    try:
+        return torch.ones(2, device=device).sum().item() == 2.0
+    except Exception:
+        return False
+
+
 def find(backend, tolerance: float) -> dict:
     base = _model()
     ids = torch.randint(0, base.config.vocab_size, (2, 64), generator=torch.Generator().manual_seed(0))
@@ -174,17 +181,25 @@ def find(backend, tolerance: float) -> dict:
         _step(base, ids, backend.device)
     used = sorted(recorder.ops if backend.table is None else recorder.ops & backend.table.keys())
 
+    lost = []  # the trial after which the device stopped working
+
     def trial(ops) -> dict:
+        if lost:  # a kernel's illegal access poisons the CUDA context for good
+            return {"error": float("inf"), "where": f"not run: the device failed after {lost[0]}", "ok": False,
+                    "seconds": 0.0}
         start = time.perf_counter()
         try:
             with backend.registered(ops):
                 error, where = _worst(_step(base, ids, backend.device), want)
         except Exception as exc:  # FlagGems raising is a finding, not the end
             error, where = float("inf"), f"raised {type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+            if not _device_works(backend.device):
+                lost.append(ops[0] if len(ops) == 1 else f"a run of {len(ops)} ops")
         return {"error": error, "where": where, "ok": error <= tolerance,
                 "seconds": round(time.perf_counter() - start, 2)}
 
-    report = {"flaggems": backend.version, "where": backend.where, "tolerance": tolerance, "ops": used, "all": trial(used)}
+    report = {"flaggems": backend.version, "where": backend.where, "tolerance": tolerance, "ops": used,
+              "all": trial(used)}
     report["alone"] = {op: trial([op]) for op in used}
     report["all but"] = {op: trial([o for o in used if o != op]) for op in used}
     return report

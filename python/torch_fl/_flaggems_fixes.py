@@ -1,8 +1,8 @@
-"""Wrappers around FlagGems functions that are wrong for arguments torch hands
-them, applied as _flaggems.py registers them for the flaggems route. Each
-names its bug and stays right on a FlagGems that has fixed it, so none is
-tied to a version. (Operand layouts FlagGems misreads are the core's
-business: core/routes/flaggems_operands.h.)
+"""Wrappers around single FlagGems functions that are wrong for arguments
+torch hands them, applied as _flaggems.py registers them for the flaggems
+route. Each names its bug and stays right on a FlagGems that has fixed it, so
+none is tied to a version. (The operand layouts every pointwise op gets are
+the core's business: core/routes/flaggems_operands.h.)
 """
 
 from __future__ import annotations
