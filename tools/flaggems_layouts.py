@@ -14,8 +14,9 @@ On the H200 (session 12, FlagGems 5.0.2, Triton 3.6) `native` got the
 expanded, column and transposed cases wrong (relative errors 1 to 2.5). The
 cause, read in FlagGems' source in session 13: on compute capability 9 its
 Hopper functions replace the generic ones for mul, sqrt, sqrt_ and fill, and
-they index operands flat (element i at data_ptr + i). The flaggems route hands
-them operands of one dense layout and dtype (core/routes/flaggems_operands.h,
+they index operands flat (element i at data_ptr + i), as its generic zero_,
+slice_backward and hardsigmoid do everywhere. The flaggems route hands them
+operands of one dense layout and dtype (core/routes/flaggems_operands.h,
 torch_fl/_flaggems_fixes.py). The slice and dtype cases were added in session
 13 and have not run on the H200 yet. Run this again on a new FlagGems to see
 whether the route still needs to do that. Prints one markdown table; exits 1
@@ -48,6 +49,13 @@ def _in_place(x: torch.Tensor, write) -> torch.Tensor:
     return z
 
 
+def _slice_grad(x: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+    """x's gradient through x[1:3] for `grad` (slice_backward)."""
+    leaf = x.detach().clone().requires_grad_()
+    leaf[1:3].backward(grad)
+    return leaf.grad
+
+
 # name -> function of (x, y), both (64, 256), on one device.
 CASES = {
     "same layout": lambda x, y: x * y,
@@ -62,6 +70,8 @@ CASES = {
     "sqrt of a strided slice": lambda x, y: torch.sqrt(x.abs()[:, ::2]),
     "sqrt_ of a column": lambda x, y: _in_place(x.abs(), lambda z: z[:, 3].sqrt_()),
     "fill_ of a column": lambda x, y: _in_place(x, lambda z: z[:, 1].fill_(-1.0)),
+    "zero_ of a column": lambda x, y: _in_place(x, lambda z: z[:, 2].zero_()),
+    "backward of a slice, transposed gradient": lambda x, y: _slice_grad(x, y[:2].t().contiguous().t()),
     "mul, bfloat16 by float32": lambda x, y: x.bfloat16() * y,
     "mul, bool by float32": lambda x, y: (x > 0) * y,
 }

@@ -75,16 +75,28 @@ def read_dense(fn: Callable) -> Callable:
     return dense_operand
 
 
-def write_dense(fn: Callable, out: str | None = None) -> Callable:
+def read_contiguous(fn: Callable) -> Callable:
+    """A function reading its first argument flat in row-major order (element
+    i is the i-th in logical order): it gets it contiguous."""
+
+    @functools.wraps(fn)
+    def contiguous_operand(a, *args, **kwargs):
+        return fn(a.contiguous(), *args, **kwargs)
+
+    return contiguous_operand
+
+
+def write_dense(fn: Callable, out: str | None = None, contiguous: bool = False) -> Callable:
     """A function writing a tensor flat, its first argument or keyword `out`:
-    a non-dense one (`x[:, 0].fill_(1)`) gets the function run on a
-    contiguous copy, then that copy's values. Else the kernel writes
+    a non-dense one (`x[:, 0].fill_(1)`), or a non-contiguous one where the
+    function writes in row-major order (`contiguous`), gets the function run
+    on a contiguous copy, then that copy's values. Else the kernel writes
     numel elements from its first one, over elements that are not its."""
 
     @functools.wraps(fn)
     def dense_result(*args, **kwargs):
         target = kwargs.get(out) if out else args[0]
-        if target is None or _dense(target):
+        if target is None or (target.is_contiguous() if contiguous else _dense(target)):
             return fn(*args, **kwargs)
         plain = target.contiguous()
         if out:
@@ -115,9 +127,15 @@ def mul_in_one_dtype(fn: Callable) -> Callable:
     return one_dtype
 
 
-# op -> the wrapper its FlagGems function gets, whatever FlagGems' version.
+# op -> the wrapper its FlagGems function gets, whatever FlagGems' version
+# and GPU. Besides layer_norm's rows, FlagGems 5.0.2's generic zero_,
+# slice_backward and hardsigmoid run flat kernels too.
 FIXES: dict[str, Callable[[Callable], Callable]] = {
     "native_layer_norm_backward": layer_norm_backward_in_rows,
+    "zero_": write_dense,
+    "slice_backward": read_contiguous,  # its gradient read in row-major order
+    "hardsigmoid": read_dense,
+    "hardsigmoid.out": lambda fn: write_dense(read_contiguous(fn), out="out", contiguous=True),
 }
 
 # op -> the wrapper its FlagGems function gets when it is a Hopper one.

@@ -505,12 +505,13 @@ def test_flaggems_layer_norm_backward_gets_its_input_as_rows(tmp_path):
     assert out == {"seen": [[6, 4]], "shape": [2, 3, 4], "right": [True, True, True]}, out
 
 
-def test_flaggems_hopper_functions_get_dense_operands_of_one_dtype(tmp_path):
+def test_flaggems_flat_kernels_get_dense_operands_of_one_dtype(tmp_path):
     """FlagGems' Hopper functions (imported from a top-level `hopper`
-    package) index operands flat. The stand-ins below do the same: they are
-    right only for dense operands, and mul only for one dtype. The route hands
-    them a strided slice contiguous, runs an in-place write on a contiguous
-    copy of the slice, and converts mul's operands to the result dtype."""
+    package), and a few generic ones, index operands flat. The stand-ins below
+    do the same: they are right only for dense operands (slice_backward for a
+    contiguous gradient), and mul only for one dtype. The route hands them a
+    strided slice contiguous, runs an in-place write on a contiguous copy of
+    the slice, and converts mul's operands to the result dtype."""
     flat = tmp_path / "hopper" / "ops"
     flat.mkdir(parents=True)
     (tmp_path / "hopper" / "__init__.py").write_text("")
@@ -531,27 +532,46 @@ def test_flaggems_hopper_functions_get_dense_operands_of_one_dtype(tmp_path):
         "    return (_flat(a).cpu() * _flat(b).cpu()).to(a.dtype).reshape(a.shape).to(a.device)\n")
     pkg = tmp_path / "flag_gems"
     pkg.mkdir()
+    # zero_ and slice_backward: FlagGems' generic ones are flat too.
     (pkg / "__init__.py").write_text(
-        "from hopper.ops.flat import fill_scalar_, mul, sqrt, sqrt_\n"
-        "_FULL_CONFIG = [('fill_.Scalar', fill_scalar_), ('sqrt', sqrt), ('sqrt_', sqrt_), ('mul.Tensor', mul)]\n")
+        "import torch\n"
+        "from hopper.ops.flat import _flat, fill_scalar_, mul, sqrt, sqrt_\n"
+        "def zero_(x):\n"
+        "    _flat(x).copy_(torch.zeros(x.numel(), dtype=x.dtype))\n"
+        "    return x\n"
+        "def slice_backward(grad, sizes, dim, start, end, step):\n"
+        "    g = _flat(grad).cpu().reshape(grad.shape)  # row-major, as FlagGems reads it\n"
+        "    out = torch.zeros(sizes, dtype=grad.dtype)\n"
+        "    out.narrow(dim, start, g.shape[dim]).copy_(g)\n"
+        "    return out.to(grad.device)\n"
+        "_FULL_CONFIG = [('fill_.Scalar', fill_scalar_), ('sqrt', sqrt), ('sqrt_', sqrt_), ('mul.Tensor', mul),\n"
+        "                ('zero_', zero_), ('slice_backward', slice_backward)]\n")
     code = """
         import json, torch, torch_fl
         x = torch.arange(1.0, 13.0).reshape(3, 4)
         y = x.to("flagos")
         y[:, 1].fill_(-1.0)
         y[:, 3].sqrt_()
+        y[:, 0].zero_()
         want = x.clone()
         want[:, 1] = -1.0
         want[:, 3] = want[:, 3].sqrt()
+        want[:, 0] = 0.0
         product = torch.mul(torch.arange(3).to("flagos"), torch.full((3,), 0.5).to("flagos"))
+        leaf = torch.zeros(4, 3).to("flagos").requires_grad_()
+        g = torch.arange(6.0).reshape(3, 2)
+        leaf[1:3].backward(g.t().to("flagos"))  # a transposed gradient into slice_backward
         print(json.dumps({"slice": torch.equal(torch.sqrt(y[:, 2]).cpu(), x[:, 2].sqrt()),
                           "in place": torch.equal(y.cpu(), want),
-                          "mul": [str(product.dtype), product.cpu().tolist()]}))
+                          "mul": [str(product.dtype), product.cpu().tolist()],
+                          "slice_backward": leaf.grad.cpu().tolist()}))
     """
     proc = run(code, FLAGOS_OP_fill___Scalar="flaggems", FLAGOS_OP_sqrt="flaggems", FLAGOS_OP_sqrt_="flaggems",
-               FLAGOS_OP_mul__Tensor="flaggems", PYTHONPATH=str(tmp_path))
+               FLAGOS_OP_mul__Tensor="flaggems", FLAGOS_OP_zero_="flaggems", FLAGOS_OP_slice_backward="flaggems",
+               PYTHONPATH=str(tmp_path))
     out = last_json(proc)
-    assert out == {"slice": True, "in place": True, "mul": ["torch.float32", [0.0, 0.5, 1.0]]}, out
+    assert out == {"slice": True, "in place": True, "mul": ["torch.float32", [0.0, 0.5, 1.0]],
+                   "slice_backward": [[0, 0, 0], [0, 2, 4], [1, 3, 5], [0, 0, 0]]}, out
 
 
 def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tmp_path):
