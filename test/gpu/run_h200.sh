@@ -62,6 +62,10 @@
 # One command that fits the device tool's 10 minutes and its 8 returned files:
 #   H200_PACK=1 H200_OPINFO_LIMIT=400 bash test/gpu/run_h200.sh env wheels cuda-build \
 #     confs-regen confs-install suites gpu-tests
+# The flaggems route's checks in one command (carry .device/flaggems_cache.tgz
+# from an earlier flaggems-cache stage, or the first matmuls autotune for minutes):
+#   H200_FLAGGEMS_LIMIT=420 bash test/gpu/run_h200.sh env wheels cuda-build \
+#     flaggems-layouts flaggems-culprits flaggems-tests flaggems-cache
 # Never wait for a background stage with `pgrep -f <this script's name>` from the
 # command line: the pattern matches the command's own shell.
 #
