@@ -74,6 +74,7 @@ CASES = {
     "backward of a slice, transposed gradient": lambda x, y: _slice_grad(x, y[:2].t().contiguous().t()),
     "mul, bfloat16 by float32": lambda x, y: x.bfloat16() * y,
     "mul, bool by float32": lambda x, y: (x > 0) * y,
+    "mul, 0-dim by a host 0-dim float64": lambda x, y: x[0, 0] * torch.tensor(2.0, dtype=torch.float64),
 }
 
 

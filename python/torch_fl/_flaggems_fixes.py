@@ -110,19 +110,29 @@ def write_dense(fn: Callable, out: str | None = None, contiguous: bool = False) 
 
 def mul_in_one_dtype(fn: Callable) -> Callable:
     """Hopper's mul of two real tensors of the same number of dimensions runs
-    a flat kernel into a tensor like its first operand: mixed layouts the
-    core already hands over contiguous (core/routes/flaggems_operands.h); of
-    mixed dtypes the result would take the first one's (bfloat16 * float32
-    giving bfloat16, bool * float giving bool). Both go to the result dtype."""
+    a flat kernel into a tensor like its first operand. Mixed layouts the
+    core already hands over contiguous (core/routes/flaggems_operands.h).
+    Mixed dtypes would give the first one's (bfloat16 * float32 giving
+    bfloat16, bool * float giving bool), and a host operand beside a device
+    one (`loss * torch.tensor(2.0)`: 0-dim both) would be read through a host
+    pointer. Both go to the result dtype (reckoned before any move, as torch
+    does) on the device. A Python number (`loss * 2.0`: the route hands
+    torch's wrapped numbers over as numbers) takes FlagGems' scalar path."""
 
     @functools.wraps(fn)
     def one_dtype(a, b):
-        # The route hands mul.Tensor two tensors; one dtype is the common case
-        # and is checked first (dtypes are singletons).
-        if a.dtype is not b.dtype and a.dim() == b.dim() and not (a.is_complex() or b.is_complex()):
-            dtype = torch.result_type(a, b)
-            a, b = a.to(dtype), b.to(dtype)
-        return fn(a, b)
+        # The common case first: two tensors of one dtype (dtypes are
+        # singletons), not 0-dim (a host operand beside a device one is 0-dim,
+        # as torch allows only such).
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return fn(a, b)
+        if a.dtype is b.dtype and a.dim() > 0:
+            return fn(a, b)
+        if a.dim() != b.dim() or a.is_complex() or b.is_complex() or (a.dtype is b.dtype and a.is_cpu == b.is_cpu):
+            return fn(a, b)
+        dtype = torch.result_type(a, b)
+        device = b.device if a.is_cpu else a.device
+        return fn(a.to(device, dtype), b.to(device, dtype))
 
     return one_dtype
 

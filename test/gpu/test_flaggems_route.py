@@ -182,6 +182,7 @@ def _ops(report: dict) -> None:
                 # FlagGems' Hopper functions index operands flat (_flaggems_fixes.py).
                 "mul.Tensor, bfloat16 by float32": torch.mul(a.bfloat16(), c),
                 "mul.Tensor, bool by float32": torch.mul(a > 0, c),
+                "mul.Tensor, 0-dim by a host 0-dim float64": a[0, 0] * torch.tensor(2.0, dtype=torch.float64),
                 "sqrt, a strided slice": torch.sqrt(a.abs()[:, ::2]),
                 "fill_.Scalar, a column": _filled_column(a)}
 

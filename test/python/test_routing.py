@@ -509,9 +509,10 @@ def test_flaggems_flat_kernels_get_dense_operands_of_one_dtype(tmp_path):
     """FlagGems' Hopper functions (imported from a top-level `hopper`
     package), and a few generic ones, index operands flat. The stand-ins below
     do the same: they are right only for dense operands (slice_backward for a
-    contiguous gradient), and mul only for one dtype. The route hands them a
-    strided slice contiguous, runs an in-place write on a contiguous copy of
-    the slice, and converts mul's operands to the result dtype."""
+    contiguous gradient), and mul only for one dtype on one device. The route
+    hands them a strided slice contiguous, runs an in-place write on a
+    contiguous copy of the slice, and hands mul its operands in the result
+    dtype on the device (a Python number beside a 0-dim tensor included)."""
     flat = tmp_path / "hopper" / "ops"
     flat.mkdir(parents=True)
     (tmp_path / "hopper" / "__init__.py").write_text("")
@@ -529,6 +530,9 @@ def test_flaggems_flat_kernels_get_dense_operands_of_one_dtype(tmp_path):
         "    _flat(a).copy_(torch.sqrt(_flat(a).cpu()))\n"
         "    return a\n"
         "def mul(a, b):\n"
+        "    if not isinstance(b, torch.Tensor):  # FlagGems' scalar path\n"
+        "        return (a.cpu() * b).to(a.device)\n"
+        "    assert a.device == b.device, 'a host pointer handed to a device kernel'\n"
         "    return (_flat(a).cpu() * _flat(b).cpu()).to(a.dtype).reshape(a.shape).to(a.device)\n")
     pkg = tmp_path / "flag_gems"
     pkg.mkdir()
@@ -558,12 +562,15 @@ def test_flaggems_flat_kernels_get_dense_operands_of_one_dtype(tmp_path):
         want[:, 3] = want[:, 3].sqrt()
         want[:, 0] = 0.0
         product = torch.mul(torch.arange(3).to("flagos"), torch.full((3,), 0.5).to("flagos"))
+        loss = torch.tensor(3.0).to("flagos")
+        scaled = [loss * 2.0, loss * torch.tensor(2.0, dtype=torch.float64)]  # a host operand, 0-dim
         leaf = torch.zeros(4, 3).to("flagos").requires_grad_()
         g = torch.arange(6.0).reshape(3, 2)
         leaf[1:3].backward(g.t().to("flagos"))  # a transposed gradient into slice_backward
         print(json.dumps({"slice": torch.equal(torch.sqrt(y[:, 2]).cpu(), x[:, 2].sqrt()),
                           "in place": torch.equal(y.cpu(), want),
                           "mul": [str(product.dtype), product.cpu().tolist()],
+                          "scaled": [[str(t.device), str(t.dtype), t.item()] for t in scaled],
                           "slice_backward": leaf.grad.cpu().tolist()}))
     """
     proc = run(code, FLAGOS_OP_fill___Scalar="flaggems", FLAGOS_OP_sqrt="flaggems", FLAGOS_OP_sqrt_="flaggems",
@@ -571,6 +578,7 @@ def test_flaggems_flat_kernels_get_dense_operands_of_one_dtype(tmp_path):
                PYTHONPATH=str(tmp_path))
     out = last_json(proc)
     assert out == {"slice": True, "in place": True, "mul": ["torch.float32", [0.0, 0.5, 1.0]],
+                   "scaled": [["flagos:0", "torch.float32", 6.0], ["flagos:0", "torch.float64", 6.0]],
                    "slice_backward": [[0, 0, 0], [0, 2, 4], [1, 3, 5], [0, 0, 0]]}, out
 
 
