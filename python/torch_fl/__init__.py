@@ -13,7 +13,9 @@ Import sequence (each step one concern):
   5. install the routing table (torch_fl._routing): the conf in use
      (backend_config_path()), FlagGems' operators when available,
      FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND;
-  6. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor).
+  6. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor);
+  7. at exit, let flagos' autograd threads finish with the last backward
+     before the interpreter goes (torch_fl._exit).
 
 What the build used (accelerator, kernel sets, versions) is read from the
 build record, torch_fl/_build_config.py, written at build time; see
@@ -29,7 +31,7 @@ import sys
 
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
-from torch_fl import _C, _build_config_reader, _compat, _device, _env, _flaggems, _routing, _vendor
+from torch_fl import _C, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -93,6 +95,7 @@ def _initialize() -> None:
     _flaggems.load()
     _routing.install()
     _vendor.configure(plugin_name)
+    _exit.install()
     _initialized = True
 
 

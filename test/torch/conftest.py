@@ -101,6 +101,28 @@ def run_flagos(tmp_path):
 
 
 @pytest.fixture
+def run_flagos_copies(tmp_path):
+    """Runs a script as run_flagos does, `copies` times, `at_once` of them at
+    a time (a loaded machine widens races); returns each run's exit status
+    and stderr."""
+
+    def run(code: str, copies: int, at_once: int, timeout: float = 150) -> list[tuple[int, str]]:
+        script = tmp_path / "script.py"
+        script.write_text("import torch\nimport torch_fl\n" + textwrap.dedent(code))
+        results = []
+        for start in range(0, copies, at_once):
+            procs = [subprocess.Popen([sys.executable, str(script)], env=_subprocess_env(None, None),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                     for _ in range(min(at_once, copies - start))]
+            for proc in procs:
+                _, err = proc.communicate(timeout=timeout)
+                results.append((proc.returncode, err))
+        return results
+
+    return run
+
+
+@pytest.fixture
 def delay():
     """delay(stream, seconds): the plugin's testing hook pauses `stream`, so
     that work queued behind it is observably pending. Skips where the active

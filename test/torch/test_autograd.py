@@ -1,6 +1,7 @@
 """Autograd on flagos: gradients match the CPU, a training step matches the
 same step on the CPU, custom autograd functions, gradients across devices,
-and torch's per-device autograd worker threads."""
+torch's per-device autograd worker threads, and a clean exit after a
+backward."""
 
 import glob
 
@@ -119,3 +120,16 @@ def test_autograd_has_a_worker_thread_per_device():
         pytest.skip("/proc/self/task is not readable here")
     for i in range(F.device_count()):
         assert f"pt_autograd_{i}" in names
+
+
+def test_a_script_ending_right_after_a_backward_exits_cleanly(run_flagos_copies):
+    """torch's autograd thread drops a finished backward pass (and the Python
+    objects torch 2.13 keeps in it) a moment after backward() returns; if the
+    interpreter is finalizing by then, the process aborts ("terminate called
+    without an active exception"). torch_fl's exit handler waits for the
+    device threads first (torch_fl/_exit.py). Without it, 27 of 100 such
+    runs aborted, four at a time on two cores."""
+    runs = run_flagos_copies("x = torch.ones(8, device='flagos', requires_grad=True)\n(x * 2).sum().backward()\n",
+                             copies=12, at_once=4)
+    aborted = [(status, err.strip().splitlines()[-1:]) for status, err in runs if status != 0]
+    assert not aborted, aborted
