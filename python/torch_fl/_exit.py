@@ -36,9 +36,11 @@ def _drain_autograd_threads() -> None:
     engine = torch.autograd.Variable._execution_engine
     for index in range(flagos.device_count()):
         try:
-            leaf = torch.zeros((), device=f"flagos:{index}", requires_grad=True)
-            # A view: a node on the device's thread, and no kernel to route.
-            engine.run_backward((leaf.view(()),), (torch.ones((), device=f"flagos:{index}"),), False, False, (),
+            # Values do not matter: empty tensors and a view run no kernel (no
+            # route, no FlagGems compile at exit), yet the view's node runs on
+            # the device's thread.
+            leaf = torch.empty((), device=f"flagos:{index}", requires_grad=True)
+            engine.run_backward((leaf.view(()),), (torch.empty((), device=f"flagos:{index}"),), False, False, (),
                                 allow_unreachable=True, accumulate_grad=True)
         except Exception:  # a device gone bad: its thread has nothing left to drop here
             pass
