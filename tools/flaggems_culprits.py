@@ -37,6 +37,8 @@ from pathlib import Path
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tools.flaggems_layouts import relative_error
+
 
 def _op_name(func) -> str:
     """aten::mul.Tensor -> mul.Tensor, aten::mm.default -> mm (as FlagGems and
@@ -75,11 +77,6 @@ class _Skewed(TorchDispatchMode):
         return tuple(map(skew, out)) if isinstance(out, tuple) else skew(out)
 
 
-def _relative(got: torch.Tensor, want: torch.Tensor) -> float:
-    got, want = got.detach().double().cpu(), want.detach().double().cpu()
-    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
-
-
 def _model():
     import transformers
 
@@ -103,7 +100,7 @@ def _step(base, ids, device: str) -> dict[str, torch.Tensor]:
 
 
 def _worst(got: dict, want: dict) -> tuple[float, str]:
-    errors = {k: _relative(got[k], want[k]) for k in want}
+    errors = {k: relative_error(got[k], want[k]) for k in want}
     key = max(errors, key=lambda k: (errors[k] != errors[k], errors[k]))  # NaN first
     return errors[key], key
 

@@ -31,7 +31,8 @@ import sys
 import torch
 
 
-def _relative(got: torch.Tensor, want: torch.Tensor) -> float:
+def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    """|got - want| / |want| in float64 on the CPU (tools.flaggems_culprits too)."""
     got, want = got.detach().double().cpu(), want.detach().double().cpu()
     return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
 
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, f in CASES.items():
         try:
             got, want = f(xd, yd), f(x, y)
-            error = _relative(got, want)
+            error = relative_error(got, want)
             cell = f"{error:.2e}" + ("" if got.dtype == want.dtype else f" (dtype {got.dtype}, not {want.dtype})")
             off += not (error <= args.tolerance and got.dtype == want.dtype)
         except Exception as exc:  # one case's failure is a row, not the end
