@@ -106,7 +106,7 @@ def test_one_op_override_sends_only_that_op_to_flaggems():
 
 
 @pytest.fixture(scope="module")
-def gpt2_under_flaggems(tmp_path_factory):
+def gpt2_under_flaggems():
     """test_gpt2_cuda.py's GPT-2 (fp32, TF32 off), run by that file as a
     script once on native CUDA and once on flagos under cuda_flaggems.toml,
     in processes of their own: both results, and the ops FlagGems ran."""
@@ -114,11 +114,11 @@ def gpt2_under_flaggems(tmp_path_factory):
     if importlib.util.find_spec("flag_gems") is None:
         pytest.skip("flag_gems is not installed")
     import torch_fl
+    from test_gpt2_cuda import run_in_child  # not at the top: this file also runs as a child script
 
-    tmp = tmp_path_factory.mktemp("gpt2")
     conf = os.path.join(torch_fl._routing.confs_dir(), "cuda_flaggems.toml")
-    cuda, _ = _gpt2_side("cuda", tmp)
-    flagos, log = _gpt2_side("flagos", tmp, FLAGOS_BACKEND_CONFIG=conf, FLAGOS_LOG="dispatch")
+    cuda, _ = run_in_child("cuda", autocast=False, timeout=540)
+    flagos, log = run_in_child("flagos", autocast=False, timeout=540, FLAGOS_BACKEND_CONFIG=conf, FLAGOS_LOG="dispatch")
     return cuda, flagos, set(re.findall(r"dispatch: aten::(\S+) -> flaggems", log))
 
 
@@ -142,18 +142,6 @@ def test_flaggems_conf_gpt2_backward_matches_cuda(gpt2_under_flaggems):
     errors = {"loss after backward": _relative(fl_loss[1], loss[1])}
     errors.update({f"grad {n}": _relative(fl_grads[n], g) for n, g in grads.items()})
     _assert_matches(errors, 1e-2, f"; FlagGems ran {len(flaggems_ops)} ops: {sorted(flaggems_ops)}")
-
-
-def _gpt2_side(device: str, tmp, **env: str):
-    """test_gpt2_cuda.py's forward and backward on `device` in a child
-    process: (logits, loss, gradients) on the CPU, and its stderr."""
-    out = tmp / f"{device}.pt"
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_gpt2_cuda.py")
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGOS_OP_", "FLAGOS_FORCE_BACKEND"))}
-    done = subprocess.run([sys.executable, script, "--device", device, "--out", str(out)], capture_output=True,
-                          text=True, timeout=540, env={**full_env, **env})
-    assert done.returncode == 0, f"GPT-2 on {device} failed:\n{done.stderr[-4000:]}"
-    return torch.load(out), done.stderr
 
 
 # ------------------------------------------------------------ child side

@@ -61,16 +61,20 @@ def _ids(model: torch.nn.Module) -> torch.Tensor:
     return torch.randint(0, model.config.vocab_size, (2, 64), generator=torch.Generator().manual_seed(SEED))
 
 
-def _reference_in_child(device: str, autocast: bool):
-    """_run on `device` in a fresh interpreter without torch_fl; its
-    results come back through a file, on the CPU."""
+def run_in_child(device: str, autocast: bool, timeout: float = 600, **env: str):
+    """_run on `device` in a fresh interpreter (this file as a script, which
+    imports torch_fl only for flagos), under this process's environment less
+    its FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND, plus `env`. Returns _run's
+    results, come back through a file, on the CPU, and the child's stderr
+    (test_flaggems_route.py runs the flagos side under cuda_flaggems.toml)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGOS_OP_", "FLAGOS_FORCE_BACKEND"))}
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "reference.pt")
+        out = os.path.join(tmp, "result.pt")
         cmd = [sys.executable, __file__, "--device", device, "--out", out,
                "--tf32", str(int(torch.backends.cuda.matmul.allow_tf32))] + (["--autocast"] if autocast else [])
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, f"reference run on {device} failed:\n{done.stderr[-4000:]}"
-        return torch.load(out)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**full_env, **env})
+        assert done.returncode == 0, f"GPT-2 on {device} failed:\n{done.stderr[-4000:]}"
+        return torch.load(out), done.stderr
 
 
 def _both(reference: str, autocast: bool):
@@ -79,7 +83,7 @@ def _both(reference: str, autocast: bool):
     if reference == "cpu":
         ref = _run(_on(base, reference), ids.to(reference), autocast)
     else:
-        ref = _reference_in_child(reference, autocast)
+        ref, _ = run_in_child(reference, autocast)
     flagos = _run(_on(base, "flagos"), ids.to("flagos"), autocast)
     assert flagos[2].keys() == ref[2].keys()
     assert all(g is not None and g.device.type == "flagos" for g in flagos[2].values())
