@@ -78,6 +78,18 @@ def _subprocess_env(options: dict[str, str] | None, env: dict[str, str] | None) 
     return out
 
 
+def _script(tmp_path, code: str, timeout: float):
+    """`code` as a script with torch and torch_fl imported, which dumps its
+    threads' stacks if it hangs until shortly before `timeout`; a file, so
+    multiprocessing "spawn" can re-import it."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import faulthandler\n"
+        f"faulthandler.dump_traceback_later({timeout - 10}, exit=True)\n"
+        "import torch\nimport torch_fl\n" + textwrap.dedent(code))
+    return script
+
+
 @pytest.fixture
 def run_flagos(tmp_path):
     """Runs a script (torch and torch_fl already imported) in a fresh
@@ -87,11 +99,7 @@ def run_flagos(tmp_path):
 
     def run(code: str, options: dict[str, str] | None = None, env: dict[str, str] | None = None,
             timeout: float = 150) -> str:
-        script = tmp_path / "script.py"  # a file, so multiprocessing "spawn" can re-import it
-        script.write_text(
-            "import faulthandler\n"
-            f"faulthandler.dump_traceback_later({timeout - 10}, exit=True)\n"
-            "import torch\nimport torch_fl\n" + textwrap.dedent(code))
+        script = _script(tmp_path, code, timeout)
         proc = subprocess.run([sys.executable, str(script)], env=_subprocess_env(options, env),
                               capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
         assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
@@ -107,8 +115,7 @@ def run_flagos_copies(tmp_path):
     and stderr."""
 
     def run(code: str, copies: int, at_once: int, timeout: float = 150) -> list[tuple[int, str]]:
-        script = tmp_path / "script.py"
-        script.write_text("import torch\nimport torch_fl\n" + textwrap.dedent(code))
+        script = _script(tmp_path, code, timeout)
         results = []
         for start in range(0, copies, at_once):
             procs = [subprocess.Popen([sys.executable, str(script)], env=_subprocess_env(None, None),
