@@ -8,6 +8,9 @@
 #
 #   bash test/gpu/run_h200.sh [STAGE ...]      (default: all, in this order)
 #
+# It needs .device/ (wheels, toml++ headers) carried with the tree: lay it out
+# here first with `bash test/gpu/prepare_device.sh` (a fresh checkout has none).
+#
 #   0 env            GPU, driver, torch, nvcc facts -> env.txt
 #   1 wheels         .device/wheels/*.whl whose package is not importable (flag_gems always)
 #   2 cpu-build      the CPU-only configuration (-DFLAGOS_WITH_CUDA_PLUGIN=OFF) -> cpu_build.txt
@@ -39,6 +42,7 @@
 #                    route -> flaggems_layouts.md
 #  15 flaggems-cache what FlagGems tuned and generated on this machine
 #                    ($FLAGGEMS_CACHE_DIR) -> flaggems_cache.tgz; put it at
+#                    test/gpu/flaggems_cache.tgz (tracked) or
 #                    .device/flaggems_cache.tgz and a later fresh machine
 #                    starts from it instead of autotuning its matmuls again
 #  16 flaggems-culprits python -m tools.flaggems_culprits [--fixed]: which
@@ -62,8 +66,8 @@
 # One command that fits the device tool's 10 minutes and its 8 returned files:
 #   H200_PACK=1 H200_OPINFO_LIMIT=400 bash test/gpu/run_h200.sh env wheels cuda-build \
 #     confs-regen confs-install suites gpu-tests
-# The flaggems route's checks in one command (carry .device/flaggems_cache.tgz
-# from an earlier flaggems-cache stage, or the first matmuls autotune for minutes):
+# The flaggems route's checks in one command (FlagGems' tuning comes from
+# test/gpu/flaggems_cache.tgz; without it the first matmuls autotune for minutes):
 #   H200_FLAGGEMS_LIMIT=420 bash test/gpu/run_h200.sh env wheels cuda-build \
 #     flaggems-layouts flaggems-culprits flaggems-tests flaggems-cache
 # Never wait for a background stage with `pgrep -f <this script's name>` from the
@@ -79,8 +83,10 @@
 # H200_BENCH_JOBS (tools.bench.gpu's default),
 # H200_BENCH_ARGS (e.g. --dry-run to try the script without a GPU), H200_OP_COST_ARGS, H200_PERF_ARGS,
 # H200_HOST_PROFILE_ARGS (e.g. --seconds 2), H200_FLAGGEMS_LIMIT (seconds, 570),
+# H200_FLAGGEMS_K (a pytest -k expression for flaggems-tests, e.g. "not gpt2"),
 # FLAGGEMS_CACHE_DIR (FlagGems' own variable; default build/h200/flaggems_cache,
-# filled from .device/flaggems_cache.tgz where that was carried).
+# filled from .device/flaggems_cache.tgz where that was carried, else from
+# test/gpu/flaggems_cache.tgz).
 
 set -uo pipefail
 
@@ -105,12 +111,16 @@ if [[ -x /usr/bin/g++ ]]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
 printf '[conf]\n' >"$STATE/empty.toml"
 export EMPTY_CONF=$STATE/empty.toml
 # FlagGems autotunes a matmul shape for minutes on first use and keeps the
-# result under this folder: a carried one spares a fresh machine that work.
+# result under this folder: a kept one spares a fresh machine that work. A
+# carried .device/flaggems_cache.tgz (a later run's) wins over the tracked
+# test/gpu/flaggems_cache.tgz (the tests' shapes, H200, FlagGems 5.0.2,
+# Triton 3.6), which a fresh checkout has.
 export FLAGGEMS_CACHE_DIR=${FLAGGEMS_CACHE_DIR:-$STATE/flaggems_cache}
-if [[ ! -d $FLAGGEMS_CACHE_DIR && -f $ROOT/.device/flaggems_cache.tgz ]]; then
-  mkdir -p "$FLAGGEMS_CACHE_DIR" && tar xzf "$ROOT/.device/flaggems_cache.tgz" -C "$FLAGGEMS_CACHE_DIR" &&
-    echo "FlagGems cache: started from .device/flaggems_cache.tgz"
-fi
+for seed in "$ROOT/.device/flaggems_cache.tgz" "$ROOT/test/gpu/flaggems_cache.tgz"; do
+  [[ -d $FLAGGEMS_CACHE_DIR || ! -f $seed ]] && continue
+  mkdir -p "$FLAGGEMS_CACHE_DIR" && tar xzf "$seed" -C "$FLAGGEMS_CACHE_DIR" &&
+    echo "FlagGems cache: started from ${seed#"$ROOT"/}"
+done
 
 # ------------------------------------------------------------------ stages
 # Each runs in its own bash (so `timeout` can stop it) and writes its own
@@ -347,7 +357,9 @@ stage_gpu_tests() {
 # Its own stage: on a fresh machine FlagGems autotunes its matmuls for
 # minutes (kept in ~/.flaggems for later processes).
 stage_flaggems_tests() {
-  pytest_stage flaggems_tests test/gpu/test_flaggems_route.py
+  local select=()
+  [[ -n ${H200_FLAGGEMS_K:-} ]] && select=(-k "$H200_FLAGGEMS_K")
+  pytest_stage flaggems_tests test/gpu/test_flaggems_route.py "${select[@]}"
 }
 
 stage_bench() {
