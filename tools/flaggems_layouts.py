@@ -17,9 +17,10 @@ Hopper functions replace the generic ones for mul, sqrt, sqrt_ and fill, and
 they index operands flat (element i at data_ptr + i), as its generic zero_,
 slice_backward and hardsigmoid do everywhere. The flaggems route hands them
 operands of one dense layout and dtype (core/routes/flaggems_operands.h,
-torch_fl/_flaggems_fixes.py). The slice and dtype cases were added in session
-13 and have not run on the H200 yet. Run this again on a new FlagGems to see
-whether the route still needs to do that. Prints one markdown table; exits 1
+torch_fl/_flaggems_fixes.py). On the H200 in session 14 every case, the slice
+and dtype ones included, was right through the route and each of those wrong
+natively (docs/results/h200-2026-12-01-session14). Run this again on a new
+FlagGems to see whether the route still needs to do that. Prints one markdown table; exits 1
 when a case is off, 2 when it cannot run.
 """
 
