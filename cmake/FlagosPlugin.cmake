@@ -4,6 +4,22 @@
 # exactly one exported symbol (flagos_plugin_get_api).
 set(FLAGOS_PLUGIN_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/flagos_plugin.map)
 
+# flagos_plugin_destination(<vendor> <dir_var> <site_packages_var>)
+# Where a plugin's files install, and site-packages as seen from there (for
+# an RUNPATH into another wheel, e.g. $ORIGIN/../../../nvidia/cu13/lib):
+# torch_fl/plugins/<vendor> in torch_fl's own wheel, or the plugin wheel's
+# package torch_fl_plugin_<vendor> when FLAGOS_PLUGIN_WHEEL is ON
+# (tools/plugin_wheel).
+function(flagos_plugin_destination vendor dir_var site_var)
+  if(FLAGOS_PLUGIN_WHEEL)
+    set(${dir_var} torch_fl_plugin_${vendor} PARENT_SCOPE)
+    set(${site_var} "$ORIGIN/.." PARENT_SCOPE)
+  else()
+    set(${dir_var} torch_fl/plugins/${vendor} PARENT_SCOPE)
+    set(${site_var} "$ORIGIN/../../.." PARENT_SCOPE)
+  endif()
+endfunction()
+
 function(flagos_add_plugin vendor)
   cmake_parse_arguments(ARG "TEST_ONLY" "OUTPUT_DIR;ABI_INCLUDE_DIR" "SOURCES;LIBS" ${ARGN})
   set(target flagos_${vendor})
@@ -29,6 +45,7 @@ function(flagos_add_plugin vendor)
     "-static-libstdc++" "-static-libgcc")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${FLAGOS_PLUGIN_VERSION_SCRIPT})
   if(NOT ARG_TEST_ONLY)
-    install(TARGETS ${target} LIBRARY DESTINATION torch_fl/plugins/${vendor})
+    flagos_plugin_destination(${vendor} destination _site)
+    install(TARGETS ${target} LIBRARY DESTINATION ${destination})
   endif()
 endfunction()

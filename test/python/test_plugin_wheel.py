@@ -1,0 +1,116 @@
+"""A plugin wheel (`python -m tools.plugin_wheel NAME`): plugins/NAME built on
+its own against include/ (no torch, no core), packaged as
+torch_fl-plugin-NAME, and found by torch_fl through its torch_fl.plugins entry
+point once pip has installed it."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_python
+
+
+def build_wheel(name: str, out: Path) -> Path:
+    # A build folder of its own: test shards may build the same plugin at once.
+    proc = subprocess.run([sys.executable, "-m", "tools.plugin_wheel", name, "--out", str(out),
+                           "--build-dir", str(out / "build")], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    wheel = Path(proc.stdout.strip().splitlines()[-1])
+    assert wheel.parent == out and wheel.is_file(), proc.stdout[-2000:]
+    return wheel
+
+
+def pip_install(wheel: Path, target: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    "--disable-pip-version-check", "--target", str(target), str(wheel)], check=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def host_wheel(tmp_path_factory) -> Path:
+    return build_wheel("host", tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="module")
+def installed_host_wheel(host_wheel, tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    pip_install(host_wheel, site)
+    return site
+
+
+def test_the_wheel_is_named_and_recorded_as_pip_expects(host_wheel):
+    assert host_wheel.name.startswith("torch_fl_plugin_host-") and "-py3-none-linux_" in host_wheel.name
+    with zipfile.ZipFile(host_wheel) as zf:
+        names = set(zf.namelist())
+        dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/RECORD"))
+        assert {"torch_fl_plugin_host/__init__.py", "torch_fl_plugin_host/libflagos_host.so",
+                f"{dist_info}/METADATA", f"{dist_info}/WHEEL", f"{dist_info}/entry_points.txt"} <= names
+        assert "Name: torch_fl-plugin-host\n" in zf.read(f"{dist_info}/METADATA").decode()
+        assert zf.read(f"{dist_info}/entry_points.txt").decode() == \
+            "[torch_fl.plugins]\nhost = torch_fl_plugin_host:library_path\n"
+        # Every file but RECORD itself is listed with its size and hash.
+        record = {}
+        for line in zf.read(f"{dist_info}/RECORD").decode().splitlines():
+            path, digest, size = line.rsplit(",", 2)
+            record[path] = (digest, size)
+        assert set(record) == names
+        for path in names - {f"{dist_info}/RECORD"}:
+            data = zf.read(path)
+            digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert record[path] == (digest, str(len(data))), path
+
+
+def test_the_wheels_library_exports_only_the_entry_symbol(installed_host_wheel):
+    lib = installed_host_wheel / "torch_fl_plugin_host" / "libflagos_host.so"
+    out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
+    assert [line.split()[-1] for line in out.stdout.splitlines() if line.strip()] == ["flagos_plugin_get_api"]
+
+
+def test_an_installed_plugin_wheel_is_found_through_its_entry_point_and_runs_the_device(installed_host_wheel):
+    lib = installed_host_wheel / "torch_fl_plugin_host" / "libflagos_host.so"
+    proc = run_python("""
+        import json, torch, torch_fl
+        found = [c for c in torch_fl.installed_plugins() if c["origin"] == "entry_point"]
+        x = torch.arange(4.0, device="flagos") * 2
+        print(json.dumps({"found": found, "active": torch_fl.plugin_info()["path"], "x": x.cpu().tolist()}))
+    """, env={"PYTHONPATH": str(installed_host_wheel), "FLAGOS_PLUGIN": str(lib)}, check=True)
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["found"] == [{"name": "host", "path": str(lib), "origin": "entry_point"}]
+    assert seen["active"] == str(lib)
+    assert seen["x"] == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_an_unknown_plugin_name_fails_in_one_clear_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tools.plugin_wheel", "nosuch", "--out", str(tmp_path),
+                           "--build-dir", str(tmp_path / "build")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1
+    assert "[flagos] no plugin 'nosuch' under" in proc.stderr + proc.stdout
+    assert "[flagos] plugin_wheel: cmake -S failed for plugins/nosuch" in proc.stderr
+    assert not list(tmp_path.glob("*.whl"))
+
+
+def test_the_cuda_wheel_carries_its_probe_and_reaches_the_nvidia_wheels(built_accelerators, tmp_path):
+    if "cuda" not in built_accelerators:
+        pytest.skip("no CUDA runtime on this machine (torch_fl's build skipped plugins/cuda too)")
+    site = tmp_path / "site"
+    pip_install(build_wheel("cuda", tmp_path / "dist"), site)
+    package = site / "torch_fl_plugin_cuda"
+    probe = package / "flagos-cuda-probe"
+    assert probe.is_file() and probe.stat().st_mode & 0o111, "the plugin looks for its probe in its own folder"
+    dynamic = subprocess.run(["readelf", "-d", str(package / "libflagos_cuda.so")], capture_output=True,
+                             text=True, check=True).stdout
+    # Installed beside torch_fl, one folder below site-packages, not three.
+    assert "$ORIGIN/../nvidia/cu13/lib" in dynamic and "$ORIGIN/../../../" not in dynamic, dynamic
+    proc = run_python("import json, torch_fl; torch_fl.activate(); print(json.dumps(torch_fl.plugin_info()))",
+                      env={"PYTHONPATH": str(site), "FLAGOS_PLUGIN": str(package / "libflagos_cuda.so")},
+                      check=True)
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert info["name"] == "cuda" and info["abi"] == "1.0"
