@@ -32,6 +32,13 @@ def run_python(code: str, env: dict[str, str] | None = None, args: list[str] | N
     return proc
 
 
+def exported_symbols(library: str | Path) -> list[str]:
+    """The dynamic symbols `library` defines (a plugin must define exactly
+    flagos_plugin_get_api)."""
+    out = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True)
+    return [line.split()[-1] for line in out.stdout.splitlines() if line.strip()]
+
+
 def flagos_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("[flagos]")]
 

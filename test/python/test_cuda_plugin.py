@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import flagos_lines, run_python
+from conftest import exported_symbols, flagos_lines, run_python
 
 SHOW = "import torch_fl, json; print(json.dumps(torch_fl.plugin_info()))"
 
@@ -62,9 +62,7 @@ def gpu(gpus):
 
 
 def test_exports_only_the_entry_symbol(cuda_plugin):
-    out = subprocess.run(["nm", "-D", "--defined-only", str(cuda_plugin)], capture_output=True,
-                         text=True, check=True).stdout
-    assert [line.split()[-1] for line in out.splitlines() if line.strip()] == ["flagos_plugin_get_api"]
+    assert exported_symbols(cuda_plugin) == ["flagos_plugin_get_api"]
 
 
 def test_needs_only_the_cuda_runtime_and_libc(cuda_plugin):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_python
+from conftest import exported_symbols, run_python
 
 
 def plugin_libraries(test_plugin_dir: Path) -> list[str]:
@@ -24,8 +24,7 @@ def test_each_plugin_exports_exactly_the_entry_symbol(test_plugin_dir):
     libs = plugin_libraries(test_plugin_dir)
     assert any(p.endswith("libflagos_host.so") for p in libs)
     for lib in libs:
-        out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True)
-        symbols = [line.split()[-1] for line in out.stdout.splitlines() if line.strip()]
+        symbols = exported_symbols(lib)
         assert symbols == ["flagos_plugin_get_api"], (lib, symbols)
 
 

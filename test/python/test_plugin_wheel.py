@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_python
+from conftest import ROOT, exported_symbols, run_python
 
 
 def build_wheel(name: str, out: Path) -> Path:
@@ -69,8 +69,7 @@ def test_the_wheel_is_named_and_recorded_as_pip_expects(host_wheel):
 
 def test_the_wheels_library_exports_only_the_entry_symbol(installed_host_wheel):
     lib = installed_host_wheel / "torch_fl_plugin_host" / "libflagos_host.so"
-    out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
-    assert [line.split()[-1] for line in out.stdout.splitlines() if line.strip()] == ["flagos_plugin_get_api"]
+    assert exported_symbols(lib) == ["flagos_plugin_get_api"]
 
 
 def test_an_installed_plugin_wheel_is_found_through_its_entry_point_and_runs_the_device(installed_host_wheel):
