@@ -33,7 +33,7 @@ target_link_libraries(flagos_torch_python INTERFACE flagos_torch ${_lib}/libtorc
 add_library(flagos::torch_python ALIAS flagos_torch_python)
 
 # torch's libraries use the process's shared libstdc++. A core linked with a
-# static one (seen: the GPU machine's /opt/gcc, its CC/CXX, did that) carries
+# static one (e.g. by a /opt/gcc some CUDA images set as CC/CXX) carries
 # a second copy, and the two copies' iostreams and locales do not mix: the
 # first number streamed into a c10 error message crashes. A g++ without a
 # shared libstdc++ can only do that, so it is refused here, before the build;

@@ -1,5 +1,5 @@
 // One boxed kernel object per routed operator, holding its resolved route:
-// the per-call path does no lookup (DESIGN.md: resolved once, lean per call).
+// the per-call path does no lookup (docs/architecture.md, "Routing": resolved once, lean per call).
 #pragma once
 
 #include <ATen/core/boxing/OperatorKernel.h>

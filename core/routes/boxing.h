@@ -1,5 +1,5 @@
 // Boxing: run the installed torch's own kernels for another dispatch key on
-// flagos memory, zero-copy (DESIGN.md, "boxing to a stock dispatch key").
+// flagos memory, zero-copy (docs/architecture.md, "Routing").
 //
 // Operands are presented as tensors of the target device type over the same
 // bytes (boxing_call.h); the kernel runs; results come back as flagos tensors: view

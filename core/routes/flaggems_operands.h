@@ -1,11 +1,11 @@
 // The operands the `flaggems` route hands to FlagGems, in the form its
-// kernels read right. FlagGems 5.0.2 on the H200 (Triton 3.6) gets a `mul` of
+// kernels read right. FlagGems 5.0.2 on Hopper (Triton 3.6) gets a `mul` of
 // operands of mixed layouts wrong, natively too (a transposed one beside a
 // contiguous one, a (64, 1) column against (64, 256), an expanded one): its
 // Hopper functions index operands flat. Other kernels have ignored zero
 // strides (FlagGems #2307, upstream torch_fl #349). Wrongs of single
 // functions are wrapped in Python instead (torch_fl/_flaggems_fixes.py);
-// python -m tools.flaggems_layouts shows which layouts a FlagGems gets right
+// python -m tools.dev.flaggems_layouts shows which layouts a FlagGems gets right
 // (docs/platforms/cuda.md, known limits).
 #pragma once
 

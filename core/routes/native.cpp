@@ -28,7 +28,7 @@ std::string schema_mismatch(const c10::FunctionSchema& declared) {
 
 // operator name -> kernel, for the active plugin's extension. Schemas are
 // compared parsed, not printed: printing every operator's schema to look it
-// up costs time and, under torch 2.11 on the GPU machine, crashed on
+// up costs time and, under torch 2.11 (CUDA build), crashes on
 // aten::diff.out. A kernel whose schema does not parse or does not match
 // this torch's is skipped with one warning (include/flagos/ext/kernels.h).
 const std::unordered_map<c10::OperatorName, const flagos_kernel_t*>& plugin_kernels() {

@@ -22,8 +22,8 @@ def layer_norm_backward_in_rows(fn: Callable) -> Callable:
     FlagGems 5.0.2 (and its master as of 2026-08) takes input.shape[0] as the
     row count. For a (batch, sequence, hidden) input that makes every gradient
     wrong, and its weight/bias kernel writes past their buffers into other
-    tensors (FlagGems #5392, PR #5474). On the H200 a GPT-2 backward under
-    cuda_flaggems.toml overwrote its own loss (session 13).
+    tensors (FlagGems #5392, PR #5474): a GPT-2 backward under
+    cuda_flaggems.toml overwrites its own loss.
     """
 
     @functools.wraps(fn)

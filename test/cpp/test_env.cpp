@@ -1,4 +1,4 @@
-// The registry's parsing rules (spec/environment-variables.txt): booleans,
+// The registry's parsing rules (docs/environment-variables.md): booleans,
 // empty-means-unset, bad values warn once and use the default.
 #include "catch.hpp"
 #include "env/registry.h"

@@ -1,4 +1,4 @@
-// validate_table on hand-made tables: the rules of DESIGN.md's handshake.
+// validate_table on hand-made tables: the handshake rules (docs/architecture.md, "Plugin ABI").
 #include <cstring>
 
 #include "catch.hpp"

@@ -1,5 +1,5 @@
 """GPU tests: flagos on the cuda plugin against native CUDA
-(test/gpu/run_h200.sh runs them on the GPU machine).
+(test/gpu/run.sh runs them on a GPU host).
 
 Tests marked `gpu` (the marker is declared in pyproject.toml) skip unless
 torch sees CUDA and the active flagos plugin is cuda, so the two devices are

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Lays out .device/ (ignored by git, carried to the GPU machine by the device
-# tool's `carry`) with what run_h200.sh needs there and the GPU machine lacks,
-# which cannot download anything:
+# Lays out .device/ (ignored by git; copied to the GPU host with the working
+# tree) with what test/gpu/run.sh needs there and the GPU host lacks, having
+# no network to download it:
 #   .device/wheels/    flag_gems 5.0.2 and the packages it and the test
-#                      suites import that the machine's image does not hold
+#                      suites import that the host's image does not hold
 #                      (sqlalchemy, greenlet, expecttest), for CPython 3.12
 #   .device/include/   toml++'s headers (the image has no libtomlplusplus-dev)
-# (FlagGems' autotuning travels tracked, as test/gpu/flaggems_cache.tgz.)
-# A fresh checkout has no .device/: the work tree does not keep it between
-# sessions, so run this once before the first device call.
+# (FlagGems' autotuning for the GPU tests' shapes is tracked instead, as
+# test/gpu/flaggems_cache.tgz.) Run it once in a fresh checkout, on a machine
+# with network, before copying the tree to the GPU host:
 #   bash test/gpu/prepare_device.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -16,7 +16,7 @@ DEST="$ROOT/.device"
 PY=${PYTHON:-python3}
 mkdir -p "$DEST/wheels" "$DEST/include"
 
-# The GPU machine's python3 is 3.12 on x86-64; --no-deps because each
+# The GPU host's python3 is 3.12 on x86-64; --no-deps because each
 # dependency it lacks is named here (its image has numpy, pyyaml, packaging).
 "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \

@@ -75,9 +75,9 @@ def test_flaggems_conf_backward_of_the_mlps_pieces_matches_the_cpu():
 
 
 def test_flaggems_conf_trains_a_small_mlp_like_the_cpu():
-    """Session 11 found these gradients wrong (relative error about 1): FlagGems
-    5.0.2 misreads an expanded operand (the sum's gradient) on the H200,
-    natively too; the route now hands such operands over contiguous."""
+    """FlagGems 5.0.2 misreads an expanded operand (the sum's gradient) on
+    Hopper, natively too, which makes these gradients wrong (relative error
+    about 1): the route hands such operands over contiguous."""
     seen = _child("mlp", timeout=420, FLAGOS_BACKEND_CONFIG="{confs}/cuda_flaggems.toml")
     _assert_matches(seen["grad_errors_vs_cpu"], 1e-2)
 
@@ -132,10 +132,10 @@ def test_flaggems_conf_gpt2_forward_matches_cuda(gpt2_under_flaggems):
 
 
 def test_flaggems_conf_gpt2_backward_matches_cuda(gpt2_under_flaggems):
-    """Session 13 found this backward wrong, natively too: FlagGems 5.0.2's
-    layer_norm backward takes a 3-D input's first dimension as its row count
-    and writes past its outputs (the loss tensor was overwritten). The route
-    now hands it the input as rows (torch_fl/_flaggems_fixes.py)."""
+    """FlagGems 5.0.2's layer_norm backward takes a 3-D input's first
+    dimension as its row count and writes past its outputs (natively too, the
+    loss tensor gets overwritten): the route hands it the input as rows
+    (torch_fl/_flaggems_fixes.py, FlagGems #5392)."""
     (_, loss, grads), (_, fl_loss, fl_grads), flaggems_ops = gpt2_under_flaggems
     assert fl_grads.keys() == grads.keys()
     # loss[1]: what the loss tensor holds after the backward.
@@ -160,8 +160,8 @@ def _ops(report: dict) -> None:
         a, c, wd, bd = (t.to(device) for t in (x, y, w, b))
         return {"add.Tensor": torch.add(a, c), "mul.Tensor": torch.mul(a, c), "_softmax": torch.softmax(a, -1),
                 "native_layer_norm": torch.nn.functional.layer_norm(a, (256,), wd, bd),
-                # Operands of mixed layouts, which FlagGems 5.0.2 misreads on the
-                # H200 (natively too): the route hands them over contiguous.
+                # Operands of mixed layouts, which FlagGems 5.0.2 misreads on
+                # Hopper (natively too): the route hands them over contiguous.
                 "add.Tensor, broadcast row": torch.add(a, bd), "mul.Tensor, broadcast column": torch.mul(a, c[:, :1]),
                 "mul.Tensor, transposed": torch.mul(a.t(), c.t().contiguous()),
                 "mul.Tensor, both transposed": torch.mul(a.t(), c.t()),  # one layout: handed over as is

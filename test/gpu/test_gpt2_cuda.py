@@ -1,6 +1,6 @@
 """A Hugging Face transformers GPT-2, built from a config with random weights
 (nothing is downloaded), on flagos against a reference device: native CUDA on
-the GPU machine (`gpu` tests), the CPU anywhere. Both sides get the same
+a GPU host (`gpu` tests), the CPU anywhere. Both sides get the same
 weights (initialised once on the CPU from one seed, then copied) and the same
 tokens; forward logits and loss, and every parameter's gradient, must agree:
 closely in fp32 (TF32 off), loosely under bf16 autocast.

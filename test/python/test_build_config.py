@@ -1,5 +1,5 @@
-"""The build switches and the build record (spec/environment-variables.txt,
-"Build switches"; DESIGN.md, "Build record"). The configuration logic
+"""The build switches and the build record (docs/environment-variables.md,
+"Build switches"; docs/architecture.md, "Build record"). The configuration logic
 (tools/build_config) is tested directly, with crafted environments and no
 rebuild; the last tests check the record the real build installed."""
 

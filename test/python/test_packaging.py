@@ -1,4 +1,4 @@
-"""Every plugin exports exactly one dynamic symbol (DESIGN.md): nothing of a
+"""Every plugin exports exactly one dynamic symbol (docs/architecture.md, "Plugin ABI"): nothing of a
 vendor stack can collide with another's in one process."""
 
 import glob
@@ -32,7 +32,7 @@ def test_the_core_shares_the_processs_libstdcxx():
     """The core must use the shared libstdc++ that torch uses. A copy of its
     own (a g++ that links libstdc++ statically) mixes two iostream and
     locale implementations in one process: the first number streamed into
-    a c10 error message crashed on the GPU machine."""
+    a c10 error message crashes."""
     proc = run_python("import torch_fl._C as c, os; print(os.path.join(os.path.dirname(c.__file__), 'lib'))",
                       env={"FLAGOS_PLUGIN": "host"}, check=True)
     libdir = proc.stdout.strip().splitlines()[-1]

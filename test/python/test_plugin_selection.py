@@ -1,4 +1,4 @@
-"""How `import torch_fl` picks its plugin (DESIGN.md "Loading"): explicit
+"""How `import torch_fl` picks its plugin (docs/architecture.md, "Loader"): explicit
 FLAGOS_PLUGIN fails loudly with the real cause; implicitly found plugins that
 fail warn once and are skipped; the host plugin is the announced fallback."""
 

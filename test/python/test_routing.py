@@ -78,7 +78,7 @@ def fake_flag_gems(tmp_path) -> dict[str, str]:
 @pytest.fixture
 def hidden_flag_gems(tmp_path) -> dict[str, str]:
     """The env under which `import flag_gems` fails as if it were not
-    installed, also where a real FlagGems is (the GPU machine)."""
+    installed, also where a real FlagGems is (a GPU host)."""
     pkg = tmp_path / "hidden" / "flag_gems"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text(
@@ -583,7 +583,7 @@ def test_flaggems_flat_kernels_get_dense_operands_of_one_dtype(tmp_path):
 
 
 def test_python_implementations_get_operands_in_the_form_flaggems_reads_right(tmp_path):
-    """FlagGems 5.0.2's kernels misread some layouts on the H200 (natively
+    """FlagGems 5.0.2's kernels misread some layouts on Hopper (natively
     too): a pointwise op's read-only operands of mixed shapes or layouts reach
     it contiguous at the shape they broadcast to (0-dim ones as they are), any
     other expanded operand compacted, the rest and what an op writes as they

@@ -2,7 +2,7 @@
 
 ``python -m tools.bench`` (from the repository root) times a tiny op and small
 training steps on both devices and prints a markdown table; see
-docs/performance.md. ``python -m tools.bench.gpu`` is the GPU machine's
+docs/performance.md. ``python -m tools.bench.gpu`` is the GPU
 counterpart: flagos on the cuda plugin against native CUDA. This package must
 not import torch_fl itself: under ``python -m`` a package's __init__ runs while
 sys.argv[0] is still "-m", which torch_fl reads as its own CLI and then skips

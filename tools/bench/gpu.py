@@ -115,7 +115,7 @@ def section_train(native: str, dry: bool, repeats: int) -> tuple[list, list]:
     cfg = gpt2.config(dry)
     batch, seq, steps = split.DRY if dry else (split.BATCH, split.SEQ, split.STEPS)
     # More process pairs of fewer blocks: a whole process's speed varies more
-    # than blocks within it do, even on the same CPUs (session 9).
+    # than blocks within it do, even on the same CPUs.
     r = split.measure(pairs=2 if dry else max(2, min(6, repeats // 2)), blocks=4, native=native, dry=dry)
     notes = [_sdpa_note(native, torch.bfloat16),
              f"native and flagos in separate processes taking turns, ABBA: {r['rounds']}",

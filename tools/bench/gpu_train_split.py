@@ -14,12 +14,12 @@ ABBA (native, flagos, flagos, native, ...). Each block's ratio pairs two
 blocks timed seconds apart, so drift over the run hits both sides alike; the
 ratio is the median of those, as in timing.compare. PAIRS fresh process
 pairs run one after another, because whole processes of the same code have
-been seen running 34 to 47 ms/step on the same H200 host (docs/performance.md,
-session 6), and a whole-process effect only averages out over processes;
-tools.bench.gpu also runs both children on the same CPUs (tools/bench/cpus.py). The census note
-names any operator that left the device (cpu_fallback).
+been seen running 34 to 47 ms/step on the same H200 host (docs/performance.md),
+and a whole-process effect only averages out over processes; tools.bench.gpu
+also runs both children on the same CPUs (tools/bench/cpus.py). The census
+note names any operator that left the device (cpu_fallback).
 
-    python3 -m tools.bench.gpu_train_split [PAIRS [BLOCKS]]      (on the GPU machine)
+    python3 -m tools.bench.gpu_train_split [PAIRS [BLOCKS]]      (on a CUDA GPU)
     python3 -m tools.bench.gpu_train_split --native cpu --dry-run  (try it on the host)
     python3 -m tools.bench.gpu_train_split 6 4 --other cuda#2      (A/A: the method's own scatter)
 """

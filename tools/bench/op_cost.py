@@ -88,7 +88,7 @@ def _cases():
         fn = next(item[1] for item in flag_gems._FULL_CONFIG if item[0] == "native_layer_norm")
         return lambda: fn(x, [128], w, b, 1e-5)
 
-    def attention(device):  # what F.scaled_dot_product_attention reaches for bf16 on the H200
+    def attention(device):  # what F.scaled_dot_product_attention reaches for bf16 on an H200
         q, k, v = (_tensor((8, HEADS, SEQ, 64), device) for _ in range(3))
         if not torch.cuda.is_available():  # no cuDNN: the operator F.sdpa reaches here
             return lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)

@@ -3,7 +3,7 @@
 Where the host time of flagos goes, by library and function, against the
 native device: Linux `perf` samples a loop on each device in turn, from
 outside the process (no signal handler in the process: the in-process
-sampler of tools/prof_sample crashed inside cuBLAS on the H200). A case is
+sampler of tools/dev/prof_sample can crash inside cuBLAS). A case is
 "train" (the GPT-2 training step of tools.bench.gpu (c), tools/bench/
 train_loop.py) or one of tools/bench/op_cost.py's operators (its --loop).
 
@@ -12,10 +12,10 @@ frequency / calls, over every thread of the process, so the two devices'
 rows compare directly. Without frame pointers in torch's libraries the
 samples carry no call chains: this is self time per function.
 
-It takes the machine's `perf`, else the copy tools/bench/bundle_perf.sh
-leaves in .device/perf (for a machine with neither perf nor network).
-Without either, or where the kernel refuses it (perf_event_paranoid), it
-says so in one line and exits 0.
+It takes the machine's `perf`, else .device/perf/perf (a perf copied there
+with its libraries, for a machine with neither perf nor network). Without
+either, or where the kernel refuses it (perf_event_paranoid), it says so in
+one line and exits 0.
 """
 
 from __future__ import annotations
@@ -138,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     perf = _find_perf()
     if perf is None:
-        print("[flagos] perf is not installed on this machine and none was bundled "
-              "(tools/bench/bundle_perf.sh): no profile")
+        print("[flagos] perf is not installed on this machine (nor at .device/perf/perf): no profile")
         return 0
     lines = [f"CPU time per call by library and function (Linux perf, cpu-clock at {HZ} Hz, self time, "
              f"{args.seconds:.0f} s per case and device), {args.native} and flagos.", ""]

@@ -1,5 +1,5 @@
-"""Build configuration for torch_fl (spec/environment-variables.txt, "Build
-switches"; DESIGN.md, "Build record"). Importable without torch and without a
+"""Build configuration for torch_fl (docs/environment-variables.md, "Build
+switches"; docs/architecture.md, "Build record"). Importable without torch and without a
 build: CMake runs ``python -m tools.build_config write`` at configure time."""
 
 from tools.build_config.resolve import (ACCELERATORS, BUILD_SWITCHES, KERNEL_SWITCHES,

@@ -1,5 +1,5 @@
 """Resolves the build configuration: the Build-scope variables of
-spec/environment-variables.txt (table "Build switches" and the paragraph after
+docs/environment-variables.md (table "Build switches" and the paragraph after
 it) against the per-accelerator metadata in confs/flagos_platforms.json.
 
 Pure Python on purpose: CMake runs it at configure time, before anything is

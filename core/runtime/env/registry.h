@@ -1,5 +1,5 @@
 // The env registry: the one declaration of every owned FLAGOS_* variable and
-// the one place that reads and parses them (spec/environment-variables.txt).
+// the one place that reads and parses them (docs/environment-variables.md).
 // Every owned read in C++ goes through the getters below; Python reads the
 // same table through torch_fl._env.
 #pragma once

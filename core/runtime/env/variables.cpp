@@ -1,4 +1,4 @@
-// The declaration tables (spec/environment-variables.txt). Order, names,
+// The declaration tables (docs/environment-variables.md). Order, names,
 // scopes, Default column text and purposes follow the reference doc,
 // docs/environment-variables.md; test/python/test_env_registry.py fails when
 // the two disagree. `waits_for` is the coverage ledger: "" when the behaviour

@@ -1,4 +1,4 @@
-// Handshake checks on a plugin table, as DESIGN.md's plugin ABI section
+// Handshake checks on a plugin table, as docs/architecture.md's "Plugin ABI"
 // states them: major equal, minor inside the supported window, table large
 // enough for the claimed minor, required members present.
 #pragma once

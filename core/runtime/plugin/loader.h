@@ -1,4 +1,4 @@
-// Plugin discovery, loading and selection (DESIGN.md, "Loading").
+// Plugin discovery, loading and selection (docs/architecture.md, "Loader").
 //
 // Discovery: the build's own plugin directory (<core lib dir>/../plugins/
 // <name>/libflagos_<name>.so), plugin wheels advertised through the Python

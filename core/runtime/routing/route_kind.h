@@ -1,4 +1,4 @@
-// Route kinds: where one ATen operator on flagos runs (DESIGN.md, Routing).
+// Route kinds: where one ATen operator on flagos runs (docs/architecture.md, "Routing").
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // The resolved route table: one route per operator, with the reason, after
-// applying precedence (DESIGN.md): FLAGOS_FORCE_BACKEND › FLAGOS_OP_<op> ›
+// applying precedence (docs/architecture.md): FLAGOS_FORCE_BACKEND › FLAGOS_OP_<op> ›
 // the conf › the conf's default (cpu_fallback when it names none).
 // Torch-free: what torch knows (does the operator exist, which kinds can run
 // it) comes in through Catalog.
