@@ -73,13 +73,18 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   HostMirrors mirrors;
   std::optional<c10::DeviceIndex> other;
+  at::Tensor foreign;
   for (const auto& v : args)
     for_each_tensor(v, [&](const at::Tensor& t) {
-      if (!is_flagos(t)) return;
+      if (!is_flagos(t)) return routes::note_foreign_operand(foreign, t);
       mirrors.note(t);
       if (t.device().index() != device) other = t.device().index();
     });
-  if (other) routes::OpTraits(op).check_devices(device, *other, /*host_kernel=*/true);
+  if (other || foreign.defined()) {
+    const routes::OpTraits traits(op);
+    if (other) traits.check_devices(device, *other, /*host_kernel=*/true);
+    if (foreign.defined()) routes::check_foreign_operand(traits.foreign_operands, traits.name, device, foreign);
+  }
   mirrors.download();
 
   std::vector<c10::IValue> host_args(num_args);
@@ -103,9 +108,9 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   // Mutated operands: pair each flagos tensor with its (maybe resized) host view.
+  const std::vector<bool>& writes = routes::written_arguments(op);
   for (size_t i = 0; i < num_args; ++i) {
-    const c10::AliasInfo* info = schema.arguments()[i].alias_info();
-    if (!info || !info->isWrite()) continue;
+    if (!writes[i]) continue;
     std::vector<at::Tensor> device_side, host_side;
     for_each_tensor(args[i], [&](const at::Tensor& t) { device_side.push_back(t); });
     for_each_tensor(host_args[i], [&](const at::Tensor& t) { host_side.push_back(t); });
@@ -124,6 +129,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
     out = map_tensors(out, [&](const at::Tensor& host) {
       if (!host.defined() || is_flagos(host)) return host;
+      routes::require_strided_result(c10::toString(schema.operator_name()), host);
       // A result sharing an operand's bytes on the CPU shares them on flagos,
       // annotated view or not (_unsafe_view, unsafe_split write through it).
       at::Tensor view = mirrors.device_view_of(host);

@@ -1,6 +1,14 @@
 #include "routes/boxed_args.h"
 
+#include <torch/csrc/utils/schema_info.h>
+
+#include <mutex>
+#include <sstream>
+#include <string_view>
+#include <unordered_map>
+
 #include "device/runtime.h"
+#include "error.h"
 
 namespace flagos::routes {
 
@@ -43,6 +51,55 @@ int written_argument(const c10::FunctionSchema& schema, size_t ret) {
       if (a->beforeSets().count(set)) return a->isWrite() ? static_cast<int>(i) : -1;
   }
   return -1;
+}
+
+void require_strided_result(const std::string& op, const at::Tensor& result) {
+  if (!result.defined() || (result.layout() == c10::kStrided && !result.is_quantized())) return;
+  std::ostringstream layout;
+  layout << result.layout();
+  std::string name = layout.str();
+  if (result.layout() == c10::kSparse) name = "sparse COO";
+  else if (result.is_sparse_csr()) name = "compressed sparse";
+  else if (result.layout() == c10::kMkldnn) name = "mkldnn";
+  else if (result.is_quantized()) name = "quantized";
+  throw Error(op + " returns a " + name + " tensor, and flagos tensors are plain strided ones "
+              "(docs/platforms/README.md, \"Layouts\"): run it on a CPU tensor instead");
+}
+
+namespace {
+
+// Kernels that write arguments neither their schema nor torch's SchemaInfo
+// marks as written.
+bool written_without_annotation(const c10::FunctionSchema& schema, const c10::Argument& arg) {
+  if (schema.name() == "aten::batch_norm_update_stats")
+    return arg.name() == "running_mean" || arg.name() == "running_var";
+  return false;
+}
+
+std::vector<bool> find_written_arguments(const c10::FunctionSchema& schema) {
+  torch::utils::SchemaInfo info(schema);
+  std::vector<bool> written(schema.arguments().size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    const c10::Argument& arg = schema.arguments()[i];
+    // Without argument values, SchemaInfo answers conservatively: a training
+    // op's statistics count as written whatever its `training` flag.
+    written[i] = (arg.alias_info() && arg.alias_info()->isWrite()) ||
+                 info.is_mutable(c10::SchemaArgument(c10::SchemaArgType::input, i)) ||
+                 written_without_annotation(schema, arg);
+  }
+  return written;
+}
+
+}  // namespace
+
+const std::vector<bool>& written_arguments(const c10::OperatorHandle& op) {
+  static std::mutex mutex;
+  static std::unordered_map<const c10::FunctionSchema*, std::vector<bool>> cache;
+  const c10::FunctionSchema& schema = op.schema();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(&schema);
+  if (it == cache.end()) it = cache.emplace(&schema, find_written_arguments(schema)).first;
+  return it->second;
 }
 
 }  // namespace flagos::routes

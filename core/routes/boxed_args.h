@@ -10,6 +10,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "aten/transfer.h"
@@ -60,5 +61,17 @@ bool draws_from_default_generator(const c10::OperatorHandle& op);
 // The argument return `ret` is, when the op writes it (in-place, out=): its
 // index; -1 for a return that is not a written argument.
 int written_argument(const c10::FunctionSchema& schema, size_t ret);
+
+// Throws flagos::Error for a kernel result flagos cannot hold: flagos
+// tensors are plain strided ones (a sparse or mkldnn layout has no storage to
+// place on a device; a quantized one has a quantizer no flagos kernel reads). `op` names the operator in the message.
+void require_strided_result(const std::string& op, const at::Tensor& result);
+
+// Per argument of `op`: whether its kernel may write it. The schema's write
+// annotations, plus what kernels write without one: torch's SchemaInfo list
+// (native_batch_norm's running statistics) and batch_norm_update_stats. A
+// route that runs a kernel on copies must copy these back too. Cached per
+// operator; thread-safe.
+const std::vector<bool>& written_arguments(const c10::OperatorHandle& op);
 
 }  // namespace flagos::routes

@@ -31,7 +31,7 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan, torch::jit::Stack* sta
     if (v.isTensor()) {
       v = call.box(v.toTensor(), written);
     } else if (v.isList()) {
-      v = map_tensors(v, [&](const at::Tensor& t) { return call.box(t, written); });
+      v = map_tensors(v, [&](const at::Tensor& t) { return call.box(t, written, /*in_list=*/true); });
     } else if (v.isDevice()) {
       v = call.box(v.toDevice());
     } else if (plan.generator_arg[i] && (v.isNone() || v.isGenerator())) {
@@ -47,9 +47,13 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan, torch::jit::Stack* sta
     if (plan.return_of[r] >= 0) {
       out = originals[plan.return_of[r]];
     } else if (out.isTensor()) {
+      require_strided_result(plan.traits.name, out.toTensor());
       out = call.unbox(std::move(out).toTensor());
     } else {
-      out = map_tensors(out, [&](const at::Tensor& t) { return call.unbox(t); });
+      out = map_tensors(out, [&](const at::Tensor& t) {
+        require_strided_result(plan.traits.name, t);
+        return call.unbox(t);
+      });
     }
   }
 }

@@ -113,7 +113,8 @@ bool spans_devices(std::string_view name) {
 OpTraits::OpTraits(const c10::OperatorHandle& op)
     : name(c10::toString(op.schema().operator_name())),
       draws_default_generator(draws_from_default_generator(op)),
-      spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))) {
+      spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))),
+      foreign_operands(foreign_operand_rule(op)) {
   const c10::FunctionSchema& schema = op.schema();
   for (size_t r = 0; r < schema.returns().size(); ++r) returns_new_tensors |= written_argument(schema, r) < 0;
 }
@@ -156,8 +157,11 @@ BoxingCall::~BoxingCall() {
   }
 }
 
-at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
-  if (!aten::is_flagos(t)) return t;
+at::Tensor BoxingCall::box(const at::Tensor& t, bool written, bool in_list) {
+  if (!aten::is_flagos(t)) {
+    note_foreign_operand(foreign_, t);
+    return t;
+  }
   c10::Device device = target_device_;
   const c10::DeviceIndex own = t.device().index();
   if (own != device_) {
@@ -172,7 +176,16 @@ at::Tensor BoxingCall::box(const at::Tensor& t, bool written) {
   // flagos tensor, alive on the caller's stack, owns the bytes.
   c10::StorageImpl* impl = t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
   at::Tensor alias;
-  if (spare_ && !spare_->empty()) {
+  const Alias* sibling = nullptr;
+  if (!in_list)
+    for (const Alias& a : aliases_)
+      if (a.flagos.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl() == impl &&
+          a.boxed.device() == device)
+        sibling = &a;
+  if (sibling) {
+    alias = at::detail::make_tensor<c10::TensorImpl>(
+        c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(sibling->storage)), target_keys_, t.dtype());
+  } else if (spare_ && !spare_->empty()) {
     alias = std::move(spare_->back());
     spare_->pop_back();
     // A spare of this target keeps its allocator (grow_); only what differs
@@ -215,6 +228,9 @@ at::Generator BoxingCall::box_generator(const std::optional<at::Generator>& gen)
 void BoxingCall::run(const OpTraits& op, c10::function_ref<void()> kernel) {
   if (!other_devices_.empty()) [[unlikely]]
     op.check_devices(device_, other_devices_.front(), /*host_kernel=*/target_ == BoxingTarget::Cpu);
+  // On cuda, torch's CUDA kernel judges its operands' devices itself.
+  if (foreign_.defined() && target_ == BoxingTarget::Cpu)
+    check_foreign_operand(op.foreign_operands, op.name, device_, foreign_);
   if (target_ == BoxingTarget::Cpu) {
     // The kernel runs now, on the host: queued device work must finish first.
     wait_for_stream(device_);
@@ -237,9 +253,12 @@ void BoxingCall::sync_back(const Alias& a) const {
   c10::StorageImpl* mine = a.flagos.storage().unsafeGetStorageImpl();
   if (now == a.storage && now->data() != mine->data()) {
     c10::DataPtr grown = std::move(now->mutable_data_ptr());  // adopt the grown block
+    const c10::Device boxed_device = grown.device();
     grown.unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, device_));
     mine->set_data_ptr_noswap(std::move(grown));
     mine->set_nbytes(now->nbytes());
+    // The alias (which other operands of this storage may share) borrows it.
+    now->set_data_ptr_noswap(c10::DataPtr(mine->mutable_data(), boxed_device));
   } else if (now != a.storage) {
     // The kernel pointed the operand at other memory (set_): take its values.
     if (a.flagos.sizes() != a.boxed.sizes()) a.flagos.resize_(a.boxed.sizes());

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "routes/device_rule.h"
+
 namespace c10 {
 class OperatorHandle;
 }
@@ -41,6 +43,8 @@ struct OpTraits {
   bool spans_devices = false;
   // A return is not one of the arguments it writes (in-place, out=).
   bool returns_new_tensors = false;
+  // Whether non-flagos tensors may sit beside flagos ones (device_rule.h).
+  ForeignOperands foreign_operands = ForeignOperands::Refused;
 
   // For a call given tensors of flagos devices `first` and `other`: throws
   // flagos::Error, in native CUDA's words (code may match them), unless the
@@ -63,7 +67,11 @@ class BoxingCall {
   // `t` as a tensor of the target device type over the same storage; `t`
   // itself when it is not a flagos tensor. A `written` operand (in-place,
   // out=) gets back any size, stride or storage change the kernel makes.
-  at::Tensor box(const at::Tensor& t, bool written = false);
+  // Operands over one flagos storage share one alias storage, so that the
+  // kernel's overlap checks see them; an element of a tensor list
+  // (`in_list`) is not searched for (foreach lists are long, and no kernel
+  // checks overlap among list elements), though later operands find it.
+  at::Tensor box(const at::Tensor& t, bool written = false, bool in_list = false);
   // Room for `more` operands (a tensor list's) before boxing them.
   void reserve(size_t more) { aliases_.reserve(aliases_.size() + more); }
   // A flagos Device argument as the target device; others unchanged.
@@ -120,6 +128,7 @@ class BoxingCall {
   // flagos current streams are made CUDA's there too.
   c10::SmallVector<c10::DeviceIndex, 2> other_devices_;
   SpareAliases* spare_;  // this thread's, for the target; null: no recycling
+  at::Tensor foreign_;   // a non-flagos operand to judge (note_foreign_operand)
 };
 
 }  // namespace flagos::routes

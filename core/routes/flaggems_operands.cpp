@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "routes/boxed_args.h"
+
 namespace flagos::routes {
 namespace {
 
@@ -76,8 +78,9 @@ void plain_operands(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto shape = op.hasTag(at::Tag::pointwise)
                          ? shape_to_make_plain(args, c10::ArrayRef<c10::IValue>(*stack).slice(first))
                          : std::nullopt;
+  const std::vector<bool>& writes = written_arguments(op);
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].alias_info() != nullptr) continue;
+    if (args[i].alias_info() != nullptr || writes[i]) continue;  // a copy would lose the writes
     c10::IValue& value = (*stack)[first + i];
     if (shape && is_broadcastable_operand(value)) {
       const at::Tensor& t = value.toTensor();

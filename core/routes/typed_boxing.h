@@ -75,7 +75,7 @@ struct Param<at::TensorList> {
     Held held;
     held.reserve(list.size());
     c.reserve(list.size());
-    for (const at::Tensor& t : list) held.push_back(c.box(t));
+    for (const at::Tensor& t : list) held.push_back(c.box(t, /*written=*/false, /*in_list=*/true));
     return held;
   }
   static at::TensorList pass(Held& h) { return h; }
@@ -88,7 +88,7 @@ struct Param<const at::ITensorListRef&> {
     Held held;
     held.reserve(list.size());
     c.reserve(list.size());
-    for (const at::Tensor& t : list) held.push_back(c.box(t));
+    for (const at::Tensor& t : list) held.push_back(c.box(t, /*written=*/false, /*in_list=*/true));
     return held;
   }
   static at::ITensorListRef pass(Held& h) { return at::ITensorListRef(at::ArrayRef<at::Tensor>(h)); }

@@ -1,5 +1,6 @@
 """python -m tools.routing_conf generate [--out DIR] [--flaggems-ops FILE]
-python -m tools.routing_conf flaggems-ops SOURCE [--out FILE]"""
+python -m tools.routing_conf flaggems-ops SOURCE [--out FILE]
+python -m tools.routing_conf device-check OUT.inc"""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _generate(args: argparse.Namespace) -> int:
     # torch_fl must import without installing a shipped conf (they are the output).
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as empty:
-        empty.write("[conf]\n")
+        empty.write('[conf]\ndefault = "cpu_fallback"\n')
     os.environ["FLAGOS_BACKEND_CONFIG"] = empty.name
     # FlagGems coverage comes from its published list (--flaggems-ops), not
     # from whatever flag_gems this Python happens to import.
@@ -63,6 +64,13 @@ def _flaggems_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _device_check(args: argparse.Namespace) -> int:
+    from tools.routing_conf.device_check import write_include
+
+    print(f"{args.out}: {write_include(args.out)} ops check their own devices")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.routing_conf")
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -75,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("source")
     f.add_argument("--out", default=os.path.join(ROOT, "confs", "sources", "flaggems_ops.txt"))
     f.set_defaults(func=_flaggems_ops)
+    d = verbs.add_parser("device-check", help="write the ops that check their own devices (a C include)")
+    d.add_argument("out")
+    d.set_defaults(func=_device_check)
     args = parser.parse_args(argv)
     return args.func(args)
 
