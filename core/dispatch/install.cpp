@@ -2,6 +2,7 @@
 
 #include <torch/library.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -100,7 +101,13 @@ Installed resolve_all(const InstallOptions& options, std::vector<std::string>& n
 
 const Installed& install(const InstallOptions& options) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_installed) throw Error("routes are already installed (from " + g_installed->conf_path + ")");
+  if (g_installed) {
+    // A retried import installs the same conf again: nothing to do.
+    if (g_installed->conf_path == std::filesystem::absolute(options.conf_path).lexically_normal().string())
+      return *g_installed;
+    throw Error("routes are already installed from " + g_installed->conf_path + "; cannot install " +
+                options.conf_path + " in the same process");
+  }
   std::vector<std::string> notes, details;
   Installed table = resolve_all(options, notes, details);
   for (const auto& n : notes) diag::warn(n);

@@ -29,7 +29,8 @@ struct Installed {
 };
 
 // Throws flagos::Error (file:line) for a conf that cannot be used; the
-// dispatcher is untouched then. A second call throws.
+// dispatcher is untouched then. A second call with the same conf returns the
+// installed table (a retried import); with another conf it throws.
 const Installed& install(const InstallOptions& options);
 
 // The installed table, or nullptr before install().

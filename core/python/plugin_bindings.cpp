@@ -39,6 +39,7 @@ py::dict describe(const plugin::Plugin& p) {
   py::dict options;
   for (const auto& [k, v] : p.options()) options[py::str(k)] = v;
   d["options"] = options;
+  if (plugin::active().get() == &p) d["selection"] = plugin::selection();
   return d;
 }
 
@@ -54,6 +55,7 @@ void bind_plugins(py::module_& m) {
       d["name"] = c.name;
       d["path"] = c.path;
       d["origin"] = origin_name(c.origin);
+      if (!c.unavailable.empty()) d["unavailable"] = c.unavailable;
       out.append(d);
     }
     return out;

@@ -94,6 +94,9 @@ flagos_status_t entry(const flagos_host_info_t* host, const flagos_plugin_api_t*
 
 extern "C" FLAGOS_EXPORT flagos_status_t flagos_plugin_get_api(const flagos_host_info_t* host,
                                                                const flagos_plugin_api_t** api) {
-  return flagos_host::guarded("flagos_plugin_get_api",
-                              [&] { return flagos_host::entry(host, api); });
+  const flagos_status_t status =
+      flagos_host::guarded("flagos_plugin_get_api", [&] { return flagos_host::entry(host, api); });
+  // Also on failure, so that the core can read last_error_message (which option, which value).
+  if (status != FLAGOS_SUCCESS && api != nullptr) *api = flagos_host::table();
+  return status;
 }

@@ -6,14 +6,18 @@ Import sequence (each step one concern):
   2. scan the environment once (torch_fl._env): one [flagos] line per unknown
      FLAGOS_* name and per set runtime variable whose value does not parse;
   3. activate one plugin: an explicit FLAGOS_PLUGIN, else an accelerator
-     plugin that finds a device, else the host plugin (one info line);
-  4. name PrivateUse1 "flagos", register torch.flagos, generate the
+     plugin that finds a device, else the host plugin (FLAGOS_LOG=plugin
+     and plugin_info()["selection"] say why); an explicit plugin must
+     report a device;
+  4. validate GEMS_VENDOR for that plugin (torch_fl._vendor), then install
+     the routing table (torch_fl._routing): the conf in use
+     (backend_config_path()), FlagGems' operators when available,
+     FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND; the whole conf is checked
+     before a kernel is registered;
+  5. name PrivateUse1 "flagos", register torch.flagos, generate the
      tensor/module/storage ``.flagos()`` methods (torch_fl._device), and
      keep tied parameters tied across Module.to("flagos") (torch_fl._compat);
-  5. install the routing table (torch_fl._routing): the conf in use
-     (backend_config_path()), FlagGems' operators when available,
-     FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND;
-  6. validate or fill GEMS_VENDOR for that plugin (torch_fl._vendor);
+  6. fill GEMS_VENDOR when unset (torch_fl._vendor);
   7. at exit, let flagos' autograd threads finish with the last backward
      before the interpreter goes (torch_fl._exit).
 
@@ -84,17 +88,47 @@ def _running_cli() -> bool:
 _initialized = False
 
 
+def _check_devices(plugin: dict) -> None:
+    """An explicitly chosen plugin without a device leaves nothing to run on."""
+    if plugin["origin"] == "explicit" and plugin["device_count"] == 0:
+        unmet = [c["unavailable"] for c in installed_plugins()
+                 if c["path"] == plugin["path"] and c.get("unavailable")]
+        raise RuntimeError(
+            f"[flagos] FLAGOS_PLUGIN={_env.get('FLAGOS_PLUGIN')}: plugin '{plugin['name']}' "
+            f"({plugin['path']}) reports 0 devices{f' ({unmet[0]})' if unmet else ''}; unset "
+            f"FLAGOS_PLUGIN to use the host plugin (`python -m torch_fl info` describes the plugin)")
+
+
+def _check_forced_backend() -> None:
+    """FLAGOS_FORCE_BACKEND=flaggems where FlagGems cannot run would fail every forced op."""
+    if _env.get("FLAGOS_FORCE_BACKEND") != "flaggems":
+        return
+    reason = _routing.flaggems_unavailable_reason()
+    if reason:
+        raise RuntimeError(f"[flagos] FLAGOS_FORCE_BACKEND=flaggems, but FlagGems cannot run here: {reason}")
+
+
 def _initialize() -> None:
-    """Import steps 3-6 (once); the CLI runs them only for verbs that need the device."""
+    """Import steps 3-6 (once); the CLI runs them only for verbs that need the device.
+
+    All or nothing: every setting is checked (GEMS_VENDOR, the whole conf)
+    before anything is registered in torch, and each registering step is
+    idempotent, so a failed import leaves no half-made device and a retry
+    reports the same cause."""
     global _initialized
     if _initialized:
         return
-    plugin_name = activate()["name"]
+    plugin = activate()
+    _check_devices(plugin)
+    _device.check()
+    vendor, fill_vendor = _vendor.resolve(plugin["name"])
+    _flaggems.load()
+    _check_forced_backend()
+    _routing.install()  # the core resolves the whole conf before registering a kernel
     _device.register()
     _compat.install()
-    _flaggems.load()
-    _routing.install()
-    _vendor.configure(plugin_name)
+    if fill_vendor:
+        _env.set_foreign(_vendor.NAME, vendor)
     _exit.install()
     _initialized = True
 

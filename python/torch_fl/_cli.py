@@ -21,7 +21,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     import torch_fl
 
     for c in torch_fl.installed_plugins():
-        print(f"{c['name']:<16} {c['origin']:<12} {c['path']}")
+        why = f"  (not loaded unless named: {c['unavailable']})" if c.get("unavailable") else ""
+        print(f"{c['name']:<16} {c['origin']:<12} {c['path']}{why}")
     return 0
 
 

@@ -13,16 +13,21 @@ import torch
 _registered = False
 
 
-def register() -> None:
-    global _registered
-    if _registered:
-        return
+def check() -> None:
+    """Raises when this process cannot host flagos; registers nothing."""
     current = torch._C._get_privateuse1_backend_name()
     if current not in ("privateuseone", "flagos"):
         raise RuntimeError(
             f"[flagos] PrivateUse1 is already registered as '{current}' in this process; "
             "torch_fl needs it as 'flagos' (import torch_fl before other PrivateUse1 backends)"
         )
+
+
+def register() -> None:
+    global _registered
+    if _registered:
+        return
+    check()
     torch.utils.rename_privateuse1_backend("flagos")
     from torch_fl import flagos
 

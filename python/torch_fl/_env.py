@@ -125,7 +125,10 @@ def check_environment() -> None:
     per set Runtime variable whose value does not parse."""
     for name, suggestion in unknown_names():
         hint = f"; did you mean {suggestion}?" if suggestion else ""
-        _warn(f"{name} is not a torch_fl variable and nothing reads it{hint}")
+        # A name may hold any character but "=": control characters shown as
+        # "?", so that the report stays one line.
+        shown = "".join(c if c.isprintable() else "?" for c in name)
+        _warn(f"{shown} is not a torch_fl variable and nothing reads it{hint}")
     _C.env_validate_runtime()
 
 

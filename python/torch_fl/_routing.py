@@ -35,16 +35,22 @@ def _plugin_name() -> Optional[str]:
     return None if info is None else info["name"]
 
 
+def require_absolute(path: str, what: str) -> str:
+    """One rule for every conf a user names (FLAGOS_BACKEND_CONFIG, `conf
+    check`): an absolute path, so that it means the same file in every
+    working directory and child process."""
+    if not os.path.isabs(path):
+        raise RuntimeError(f"[flagos] {what} must be an absolute path, got '{path}'")
+    return path
+
+
 def backend_config_path() -> str:
     """The routing conf in use: ``FLAGOS_BACKEND_CONFIG`` when exported, else
     the build record's default for the active plugin (default.toml, which
     lists nothing, for a plugin the build ships no conf for)."""
     override = _env.get("FLAGOS_BACKEND_CONFIG")
     if override:
-        if not os.path.isabs(override):
-            raise RuntimeError(
-                f"[flagos] FLAGOS_BACKEND_CONFIG must be an absolute path, got '{override}'")
-        return override
+        return require_absolute(override, "FLAGOS_BACKEND_CONFIG")
     name = _build_config_reader.record().get("BACKEND_CONFIGS", {}).get(_plugin_name() or "")
     return os.path.join(confs_dir(), name or "default.toml")
 
@@ -57,13 +63,20 @@ def _flaggems_switch() -> tuple[bool, str]:
     return True, ""
 
 
-def catalog_options() -> dict:
-    """What the core's route catalog needs to know about this build and process."""
+def flaggems_unavailable_reason() -> str:
+    """Why the `flaggems` route cannot run in this process ("" when it can)."""
     enabled, reason = _flaggems_switch()
     if enabled and not _python_impls:
         from torch_fl import _flaggems
 
         enabled, reason = False, _flaggems.status()
+    return "" if enabled else reason
+
+
+def catalog_options() -> dict:
+    """What the core's route catalog needs to know about this build and process."""
+    reason = flaggems_unavailable_reason()
+    enabled = not reason
     return {
         "torch_version": torch.__version__,
         "flaggems_enabled": enabled,
@@ -130,11 +143,12 @@ def check_conf(path: str) -> tuple[list[dict], list[str]]:
     """Validates ``path`` against the installed torch and the active plugin
     without installing it. Raises RuntimeError naming file:line on errors;
     returns (routes, notes) where notes are what installing it would report."""
-    if "flaggems" in conf_route_kinds(os.path.abspath(path)):
+    require_absolute(path, "the conf to check")
+    if "flaggems" in conf_route_kinds(path):
         from torch_fl import _flaggems
 
         _flaggems.load(force=True)  # the conf in use may not have needed it
-    table, notes = _C._check_conf(os.path.abspath(path), catalog_options())
+    table, notes = _C._check_conf(path, catalog_options())
     return list(table["routes"]), list(notes)
 
 

@@ -52,18 +52,27 @@ def validate(value: str) -> str:
     return value
 
 
-def configure(plugin_name: str | None) -> str | None:
-    """Validates an explicit GEMS_VENDOR, or fills it for `plugin_name`'s
-    accelerator. Returns the vendor in effect (None: no FlagGems vendor)."""
+def resolve(plugin_name: str | None) -> tuple[str | None, bool]:
+    """The vendor in effect for `plugin_name`'s accelerator (None: no FlagGems
+    vendor) and whether torch_fl must fill it in. Raises on an explicit value
+    it cannot pass on, or a vendor it cannot name; writes nothing."""
     explicit = os.environ.get(NAME)
     if explicit is not None:
-        return validate(explicit) if explicit else None
+        return (validate(explicit) if explicit else None), False
     if plugin_name not in ACCELERATOR_VENDORS:
-        return None  # host or a third-party plugin: not a FlagGems platform
+        return None, False  # host or a third-party plugin: not a FlagGems platform
     vendor = ACCELERATOR_VENDORS[plugin_name]
     if vendor is None:
         raise RuntimeError(
             f"[flagos] cannot detect the FlagGems vendor for the {plugin_name} plugin; "
             f"set {NAME} to one of: {', '.join(KNOWN_VENDORS)}")
-    _env.set_foreign(NAME, vendor)
+    return vendor, True
+
+
+def configure(plugin_name: str | None) -> str | None:
+    """Validates an explicit GEMS_VENDOR, or fills it for `plugin_name`'s
+    accelerator. Returns the vendor in effect (None: no FlagGems vendor)."""
+    vendor, fill = resolve(plugin_name)
+    if fill:
+        _env.set_foreign(NAME, vendor)
     return vendor

@@ -24,17 +24,23 @@ def runner_path() -> Path:
 
 
 def resolve_plugin(spec: str) -> str:
-    """A plugin name (as installed) or a path to its library -> library path."""
-    if os.sep in spec or spec.endswith(".so"):
+    """A plugin name in any case (or its bare file name, libflagos_<name>.so),
+    looked up among the installed plugins, never in the current directory;
+    or a path to its library (it has a '/') -> library path."""
+    if os.sep in spec:
         path = Path(spec).resolve()
         if not path.exists():
             raise FileNotFoundError(f"[flagos] plugin library {path} does not exist")
         return str(path)
-    found = {c["name"]: c["path"] for c in _C.discover(entry_point_candidates())}
-    if spec not in found:
+    name = spec
+    if name.startswith("libflagos_") and name.endswith(".so") and len(name) > len("libflagos_.so"):
+        name = name[len("libflagos_"):-len(".so")]
+    found = {c["name"].lower(): c["path"] for c in _C.discover(entry_point_candidates())}
+    if name.lower() not in found:
         names = ", ".join(sorted(found)) or "none"
-        raise LookupError(f"[flagos] no plugin named '{spec}' is installed (found: {names})")
-    return found[spec]
+        raise LookupError(f"[flagos] no plugin named '{spec}' is installed (found: {names}; "
+                          f"a library in the current directory is ./libflagos_{name}.so)")
+    return found[name.lower()]
 
 
 def run(plugin: str, options: list[str], json_path: str | None, groups: list[str]) -> int:

@@ -3,6 +3,7 @@
 #include "catch.hpp"
 #include "env/registry.h"
 #include "error.h"
+#include "routing/table.h"
 #include "test_support.h"
 
 using flagos::test::CapturedLog;
@@ -114,6 +115,27 @@ TEST_CASE("FLAGOS_LOG keeps known entries and reports each unknown one once", "[
   flagos::env::get_list("FLAGOS_LOG");
   CHECK(log.lines() == 1);
   CHECK(log.text().find("'cpp-test-bogus' names none of dispatch, fallback, op_cache") != std::string::npos);
+}
+
+TEST_CASE("a bad value is quoted printable and clipped, so its report stays one line", "[env]") {
+  CapturedLog log;
+  {
+    ScopedEnv env("FLAGOS_TILEOPS_CACHE_MAX", "6\n[flagos] forged\x1b[2J");
+    CHECK(flagos::env::get_int("FLAGOS_TILEOPS_CACHE_MAX") == 512);
+  }
+  ScopedEnv env("FLAGOS_LOG", std::string(100, 'x'));
+  flagos::env::get_list("FLAGOS_LOG");
+  CHECK(log.lines() == 2);
+  CHECK(log.text().find("FLAGOS_TILEOPS_CACHE_MAX='6?[flagos] forged?[2J' is not an integer") != std::string::npos);
+  CHECK(log.text().find("entry '" + std::string(40, 'x') + "...' names none of") != std::string::npos);
+}
+
+TEST_CASE("a bare FLAGOS_OP_ names no operator: the overrides skip it", "[env]") {
+  ScopedEnv bare("FLAGOS_OP_", "cpu");
+  ScopedEnv add("FLAGOS_OP_add__Tensor", "cpu");
+  const auto overrides = flagos::routing::overrides_from_env();
+  CHECK(overrides.per_op.size() == 1);
+  CHECK(overrides.per_op.count("add.Tensor") == 1);
 }
 
 TEST_CASE("families, retired and foreign names are declared apart from owned variables", "[env]") {

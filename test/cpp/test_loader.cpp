@@ -3,8 +3,10 @@
 // clear message naming the plugin, its path and the cause, and must leave the
 // process able to load the next plugin.
 #include <filesystem>
+#include <fstream>
 
 #include "catch.hpp"
+#include "diag/log.h"
 #include "error.h"
 #include "plugin/loader.h"
 #include "test_support.h"
@@ -125,6 +127,34 @@ TEST_CASE("discovery finds plugins/<name>/libflagos_<name>.so, entry points firs
   for (const auto& c : found) saw_ok |= c.name == "fake_ok" && c.origin == Origin::BuildDir;
   CHECK(saw_ok);
   CHECK(flagos::plugin::discover({"/nonexistent"}, {}).empty());
+}
+
+TEST_CASE("discovery reads a plugin's requirements beside it, without loading it", "[loader]") {
+  const fs::path root = fs::temp_directory_path() / "flagos_requires_test";
+  fs::remove_all(root);
+  // Three copies of a plugin: requirements unmet, met, and unreadable.
+  for (const char* name : {"unmet", "met", "garbled"}) {
+    fs::create_directories(root / name);
+    fs::copy_file(flagos::test::fake_plugin("ok"), root / name / ("libflagos_" + std::string(name) + ".so"));
+  }
+  std::ofstream(root / "unmet" / "libflagos_unmet.toml")
+      << "[requires]\nany_path = [\"/nonexistent/driver\", \"/nonexistent/dev\"]\nbecause = \"no vendor driver\"\n";
+  std::ofstream(root / "met" / "libflagos_met.toml") << "[requires]\nany_path = [\"/nonexistent\", \"/\"]\n";
+  std::ofstream(root / "garbled" / "libflagos_garbled.toml") << "[requires\n";
+  std::string log;
+  flagos::diag::capture_for_testing(&log);
+  const auto found = flagos::plugin::discover({root.string()}, {});
+  flagos::diag::capture_for_testing(nullptr);
+  REQUIRE(found.size() == 3);
+  CHECK(found[0].name == "garbled");
+  CHECK(found[0].unavailable.empty());
+  CHECK(contains(log, "plugin requirements " + (root / "garbled" / "libflagos_garbled.toml").string() + ":1: "));
+  CHECK(contains(log, "; loading the plugin without checking them"));
+  CHECK(found[1].name == "met");
+  CHECK(found[1].unavailable.empty());
+  CHECK(found[2].name == "unmet");
+  CHECK(found[2].unavailable == "no vendor driver (none of /nonexistent/driver, /nonexistent/dev exists)");
+  fs::remove_all(root);
 }
 
 TEST_CASE("FLAGOS_PLUGIN_OPTIONS becomes key/value options, bad items warn once", "[loader]") {

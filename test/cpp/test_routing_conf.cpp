@@ -1,6 +1,7 @@
 // Routing confs (core/runtime/routing/conf.*, route_kind.*): the TOML and the
 // upstream line format, includes, route-kind spellings, and every error with
 // the exact file:line it names.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -182,10 +183,76 @@ TEST_CASE("includes nest at most 8 deep; the error names the including line", "[
   };
   CHECK(summary(load_conf(chain("ok", 9))) == std::vector<std::string>{"mm=cpu@1"});  // depth 8
   chain("deep", 10);                                                                     // depth 9
-  CHECK(load_error(dir.at("deep0.conf")) ==
-        "routing conf " + dir.at("deep8.conf") + ":2: includes nest deeper than 8 (a cycle?)");
+  CHECK(load_error(dir.at("deep0.conf")) == "routing conf " + dir.at("deep8.conf") + ":2: includes nest deeper than 8");
+}
+
+TEST_CASE("an include cycle is an error naming the line that closes it", "[routing][conf]") {
+  ConfDir dir;
   const std::string self = dir.write("self.toml", "[conf]\ninclude = [\n  \"self.toml\",\n]\n");
-  CHECK(load_error(self) == "routing conf " + self + ":3: includes nest deeper than 8 (a cycle?)");
+  CHECK(load_error(self) == "routing conf " + self + ":3: include cycle: " + self + " is already being read");
+  const std::string a = dir.write("a.conf", "mm = cpu\ninclude b.conf\n");
+  const std::string b = dir.write("b.conf", "# b\ninclude ./a.conf\n");
+  CHECK(load_error(a) == "routing conf " + b + ":2: include cycle: " + a + " is already being read");
+}
+
+TEST_CASE("each distinct file is read once, at its first include", "[routing][conf]") {
+  ConfDir dir;
+  dir.write("base.toml", "[routes]\n\"mm\" = \"cpu\"\n\"neg\" = \"cpu\"\n");
+  dir.write("a.toml", "[conf]\ninclude = [\"base.toml\"]\n[routes]\n\"mm\" = \"native\"\n");
+  dir.write("b.toml", "[conf]\ninclude = [\"./base.toml\"]\n[routes]\n\"neg\" = \"none\"\n");
+  // base.toml, reached again through b.toml (under another spelling), adds
+  // nothing: a.toml's mm stays the later entry.
+  const Conf diamond = load_conf(dir.write("top.toml", "[conf]\ninclude = [\"a.toml\", \"b.toml\"]\n"));
+  CHECK(summary(diamond) == std::vector<std::string>{"mm=cpu@2", "neg=cpu@3", "mm=native@4", "neg=none@4"});
+  // By file identity: a symlink to base.toml is base.toml.
+  fs::create_symlink(dir.at("base.toml"), dir.at("link.toml"));
+  const Conf linked = load_conf(dir.write("l.conf", "include base.toml\nmm = none\ninclude link.toml\n"));
+  CHECK(summary(linked) == std::vector<std::string>{"mm=cpu@2", "neg=cpu@3", "mm=none@2"});
+
+  std::string many = "[conf]\ninclude = [\n";
+  for (int i = 0; i < 10000; ++i) many += "  \"base.toml\",\n";
+  const Conf repeated = load_conf(dir.write("many.toml", many + "]\n"));
+  CHECK(summary(repeated) == std::vector<std::string>{"mm=cpu@2", "neg=cpu@3"});
+}
+
+TEST_CASE("an include fan-out is read in time linear in its distinct files", "[routing][conf]") {
+  ConfDir dir;
+  // 8 levels of 20 files; each file includes all 20 of the next level:
+  // 20^8 include paths, 160 distinct files.
+  constexpr int kLevels = 8, kWidth = 20;
+  for (int level = 0; level < kLevels; ++level) {
+    for (int i = 0; i < kWidth; ++i) {
+      std::string text = "[conf]\ninclude = [";
+      if (level + 1 < kLevels)
+        for (int j = 0; j < kWidth; ++j)
+          text += "\"l" + std::to_string(level + 1) + "_" + std::to_string(j) + ".toml\", ";
+      text += "]\n[routes]\n\"mm\" = \"cpu\"\n";
+      dir.write("l" + std::to_string(level) + "_" + std::to_string(i) + ".toml", text);
+    }
+  }
+  std::string top = "[conf]\ninclude = [";
+  for (int j = 0; j < kWidth; ++j) top += "\"l0_" + std::to_string(j) + ".toml\", ";
+  const Conf conf = load_conf(dir.write("top.toml", top + "]\n"));
+  CHECK(conf.entries.size() == static_cast<size_t>(kLevels * kWidth));
+}
+
+TEST_CASE("a load is bounded: distinct files and routes, includes counted", "[routing][conf]") {
+  ConfDir dir;
+  std::string top;
+  for (int i = 0; i < 300; ++i) {
+    dir.write("f" + std::to_string(i) + ".conf", "mm = cpu\n");
+    top += "include f" + std::to_string(i) + ".conf\n";
+  }
+  // The top file is the first of the 256; the 256th include is its line 256.
+  const std::string files = dir.write("files.conf", top);
+  CHECK(load_error(files) == "routing conf " + files + ":256: more than 256 distinct files are included");
+
+  std::string routes;
+  for (int i = 0; i < 100001; ++i) routes += "mm = cpu\n";
+  dir.write("routes.conf", routes);
+  const std::string big = dir.write("big.conf", "neg = cpu\ninclude routes.conf\n");
+  CHECK(load_error(big) == "routing conf " + dir.at("routes.conf") +
+                               ":100000: more than 100000 routes in all (includes counted)");
 }
 
 TEST_CASE("conf errors name the file and the line", "[routing][conf]") {
@@ -216,7 +283,14 @@ TEST_CASE("conf errors name the file and the line", "[routing][conf]") {
       {"include_item.toml", "[conf]\ninclude = [\n  1,\n]\n", "3: [conf] include entries must be strings"},
       {"tileops.toml", "[conf]\ntileops = [\"mm\", 2]\n", "2: [conf] tileops entries must be strings"},
       {"syntax.toml", "[routes]\n\"add.Tensor\" = \"cpu\"\n\"mm\" = cpu\n", ""},  // toml++ words it
-      {"duplicate.toml", "[routes]\n\"mm\" = \"cpu\"\n\"mm\" = \"native\"\n", ""},
+      {"duplicate.toml", "[routes]\n\"mm\" = \"cpu\"\n\"mm\" = \"native\"\n",
+       "3: key 'mm' is set twice (a TOML table holds each key once)"},
+      {"duplicate_bare.toml", "[conf]\ndefault = \"cpu\"\n  default = \"none\"\n",
+       "3: key 'default' is set twice (a TOML table holds each key once)"},
+      {"duplicate_dotted.toml", "[routes]\n'add.Tensor' = \"cpu\"\n\n\"add.Tensor\" = \"native\"\n",
+       "4: key 'add.Tensor' is set twice (a TOML table holds each key once)"},
+      {"duplicate_table.toml", "[routes]\n\"mm\" = \"cpu\"\n[routes]\n",
+       "3: Error while parsing table header: cannot redefine existing table 'routes'"},
       {"noeq.conf", "# x\nmm = cpu\nmul.Tensor cpu\n",
        "3: expected `op = backend` or `include <path>`, got 'mul.Tensor cpu'"},
       {"kind.conf", "mm = cpu\n\nneg = gpu  # no such route\n",
@@ -246,9 +320,37 @@ TEST_CASE("missing files: the conf itself, or an include named at its line", "[r
   const std::string lines = dir.write("l.conf", "mm = cpu\ninclude ../gone.conf\n");
   const std::string gone = (dir.root().parent_path() / "gone.conf").string();
   CHECK(load_error(lines) == "routing conf " + lines + ":2: included file " + gone + " does not exist");
-  // A directory is not a conf.
+}
+
+TEST_CASE("a path that is not a regular file says what it is", "[routing][conf]") {
+  ConfDir dir;
   fs::create_directories(dir.at("d.toml"));
-  CHECK(load_error(dir.at("d.toml")) == "routing conf " + dir.at("d.toml") + ": no such file");
+  CHECK(load_error(dir.at("d.toml")) == "routing conf " + dir.at("d.toml") + ": is a directory, not a regular file");
+  REQUIRE(::mkfifo(dir.at("fifo.conf").c_str(), 0600) == 0);
+  CHECK(load_error(dir.at("fifo.conf")) == "routing conf " + dir.at("fifo.conf") + ": is a pipe, not a regular file");
+  CHECK(load_error("/dev/null") == "routing conf /dev/null: is a character device, not a regular file");
+  const std::string inc = dir.write("inc.toml", "[conf]\ninclude = [\"d.toml\"]\n");
+  CHECK(load_error(inc) == "routing conf " + inc + ":2: included file " + dir.at("d.toml") +
+                               " is a directory, not a regular file");
+}
+
+TEST_CASE("errors quote at most 40 characters of the offending token", "[routing][conf]") {
+  ConfDir dir;
+  // Not a conf: the first line is refused, quoting only its start.
+  const std::string passwd = dir.write("passwd", "root:x:0:0:root:/root:/bin/bash:and-some-more-text\nbin:x\n");
+  CHECK(load_error(passwd) == "routing conf " + passwd +
+                                  ":1: expected `op = backend` or `include <path>`, got "
+                                  "'root:x:0:0:root:/root:/bin/bash:and-some...'");
+  const std::string secret = dir.write("env.conf", "TOKEN = 0123456789abcdef0123456789abcdef0123456789\n");
+  CHECK(load_error(secret) == "routing conf " + secret + ":1: unknown route '0123456789abcdef0123456789abcdef01234567...' "
+                                  "for 'TOKEN' (valid: native, cpu, cuda, flaggems, flaggems_cpp, tileops, "
+                                  "cpu_fallback, none)");
+  const std::string control = dir.write("ctl.conf", "mm = c\x1bpu\n");
+  CHECK(load_error(control) == "routing conf " + control + ":1: unknown route 'c?pu' for 'mm' (valid: native, cpu, "
+                                   "cuda, flaggems, flaggems_cpp, tileops, cpu_fallback, none)");
+  // A NUL byte (as in /proc/self/environ): not a text file, nothing quoted.
+  const std::string binary = dir.write("environ", std::string("HOME=/root\0SECRET=x\0", 21));
+  CHECK(load_error(binary) == "routing conf " + binary + ": contains a NUL byte: not a text file");
 }
 
 TEST_CASE("valid_op_name: identifier, then at most one overload", "[routing][conf]") {

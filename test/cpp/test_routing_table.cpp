@@ -136,9 +136,22 @@ TEST_CASE("bad overrides are one note each, never errors", "[routing][table]") {
   CHECK(res.routes.size() == 1);
   // Upstream spellings are conf-file syntax only.
   ov.per_op = {{"mm", "vendor"}};
-  res = resolve(conf_of({}), ov, catalog);
+  res = resolve(conf_of({{"neg", RouteKind::CpuBoxing}}), ov, catalog);
   CHECK(res.notes == std::vector<std::string>{"FLAGOS_OP_mm=vendor: unknown route (valid: " + kValid +
                                               "); ignored"});
+}
+
+TEST_CASE("a conf listing no routes and no default is one note", "[routing][table]") {
+  FakeCatalog catalog;
+  const std::string note =
+      "routing conf /confs/test.toml lists no routes and no default: every operator takes cpu_fallback, "
+      "a copy to the host and back (write [conf] default = \"cpu_fallback\" to mean it)";
+  CHECK(resolve(conf_of({}), {}, catalog).notes == std::vector<std::string>{note});
+  // Naming the default, or any route, says it is meant.
+  Conf chosen = conf_of({});
+  chosen.default_kind = RouteKind::CpuFallback;
+  CHECK(resolve(chosen, {}, catalog).notes.empty());
+  CHECK(resolve(conf_of({{"neg", RouteKind::CpuFallback}}), {}, catalog).notes.empty());
 }
 
 TEST_CASE("conf entries naming unknown or unroutable ops are errors at their line", "[routing][table]") {

@@ -81,27 +81,36 @@ def entry_point_plugin(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def built_accelerators() -> list[str]:
-    """Accelerator plugins of this build besides host (e.g. cuda where the CUDA
-    runtime was found at build time), in discovery order."""
+def installed_plugins() -> list[dict]:
+    """torch_fl.installed_plugins() of this build, in discovery order."""
     proc = run_python("""
         import json, torch_fl
-        print(json.dumps([p["name"] for p in torch_fl.installed_plugins()]))
+        print(json.dumps(torch_fl.installed_plugins()))
     """, env={"FLAGOS_PLUGIN": "host"}, check=True)
     import json
 
-    return [n for n in json.loads(proc.stdout.strip().splitlines()[-1]) if n != "host"]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="session")
-def host_fallback_line(built_accelerators):
-    """The one info line of an implicit fallback to host, on a machine where
-    the built accelerator plugins find no device; `extra` are entry-point
-    plugins' reasons, which are reported first."""
-    def line(*extra: str) -> str:
-        reasons = list(extra) + [f"{name}: 0 devices" for name in built_accelerators]
-        if not reasons:
-            return "[flagos] no accelerator plugin installed; using the host plugin"
-        return f"[flagos] no accelerator plugin found a device ({', '.join(reasons)}); using the host plugin"
+def built_accelerators(installed_plugins) -> list[str]:
+    """Accelerator plugins of this build besides host (e.g. cuda where the CUDA
+    runtime was found at build time), in discovery order."""
+    return [p["name"] for p in installed_plugins if p["name"] != "host"]
 
-    return line
+
+@pytest.fixture(scope="session")
+def host_fallback_reason(installed_plugins):
+    """Why the host plugin was chosen implicitly, on a machine where the
+    built accelerator plugins find no device (plugin_info()["selection"];
+    printed under FLAGOS_LOG=plugin); `extra` are entry-point plugins'
+    reasons, which are reported first."""
+    def reason(*extra: str) -> str:
+        # A plugin whose requirements are unmet here is passed over unloaded.
+        reasons = list(extra) + [f"{p['name']}: {p.get('unavailable', '0 devices')}"
+                                 for p in installed_plugins if p["name"] != "host"]
+        if not reasons:
+            return "no accelerator plugin installed; using the host plugin"
+        return f"no accelerator plugin found a device ({', '.join(reasons)}); using the host plugin"
+
+    return reason

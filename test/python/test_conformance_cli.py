@@ -36,3 +36,19 @@ def test_conformance_names_an_unknown_plugin():
     proc = run_python("", args=["-m", "torch_fl", "conformance", "nosuchvendor"])
     assert proc.returncode == 2
     assert "[flagos] no plugin named 'nosuchvendor' is installed" in proc.stderr
+
+
+def test_conformance_takes_a_plugin_name_in_any_case_and_never_the_working_directory(tmp_path, fake_plugin):
+    from torch_fl import conformance
+
+    host = conformance.resolve_plugin("host")
+    assert conformance.resolve_plugin("HOST") == conformance.resolve_plugin("libflagos_host.so") == host
+    (tmp_path / "libflagos_host.so").symlink_to(fake_plugin("wrong_major"))
+    proc = run_python(f"""
+        import os
+        os.chdir({str(tmp_path)!r})
+        from torch_fl import conformance
+        print(conformance.resolve_plugin("libflagos_host.so"))
+        print(conformance.resolve_plugin("./libflagos_host.so"))
+    """)
+    assert proc.stdout.splitlines() == [host, fake_plugin("wrong_major")]

@@ -49,6 +49,15 @@ def gpus(probe_answer) -> int:
     return int(next(line for line in probe_answer if line.startswith("devices ")).split()[1])
 
 
+# The paths plugins/cuda/libflagos_cuda.toml names: one exists where a driver is.
+DRIVER_PATHS = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/dxg")
+
+
+@pytest.fixture(scope="module")
+def driver() -> bool:
+    return any(Path(p).exists() for p in DRIVER_PATHS)
+
+
 @pytest.fixture
 def no_gpu(gpus):
     if gpus > 0:
@@ -86,35 +95,48 @@ def test_probe_says_why_it_found_no_device(probe_answer, no_gpu):
     assert len(notes) == 1 and notes[0].startswith("# cudaGetDeviceCount: cudaError"), probe_answer
 
 
-def test_explicit_cuda_without_a_device_loads_with_zero_devices(cuda_plugin, no_gpu):
-    # Absence is not an error: the plugin is active and reports no device.
-    info = last_json(run_python(SHOW, env={"FLAGOS_PLUGIN": str(cuda_plugin)}))
+def test_explicit_cuda_without_a_device_activates_with_zero_devices(cuda_plugin, no_gpu):
+    # Absence is not a plugin error: activation succeeds and reports no device.
+    proc = run_python("", args=["-m", "torch_fl", "info"], env={"FLAGOS_PLUGIN": str(cuda_plugin)})
+    info = json.loads(proc.stdout)
     assert (info["name"], info["origin"], info["device_count"]) == ("cuda", "explicit", 0)
 
 
-def test_explicit_cuda_by_name_without_a_device_has_no_flagos_device(cuda_plugin, no_gpu):
-    code = """
-        import torch, torch_fl
-        print(torch.flagos.device_count())
-        try:
-            torch.empty(1, device="flagos")
-        except RuntimeError as exc:
-            print(exc)
-    """
-    proc = run_python(code, env={"FLAGOS_PLUGIN": "cuda"})
-    assert proc.returncode == 0, proc.stderr
-    count, error = proc.stdout.strip().splitlines()[-2:]
-    assert count == "0"
-    assert error.startswith("[flagos]") and "count is 0" in error
+def test_explicit_cuda_by_name_without_a_device_fails_the_import(cuda_plugin, no_gpu, driver):
+    # Nothing could run on flagos: the import says so rather than every later call.
+    proc = run_python("import torch_fl", env={"FLAGOS_PLUGIN": "cuda"})
+    assert proc.returncode != 0
+    why = "" if driver else f" (no NVIDIA driver (none of {', '.join(DRIVER_PATHS)} exists))"
+    assert proc.stderr.splitlines()[-1] == (
+        f"RuntimeError: [flagos] FLAGOS_PLUGIN=cuda: plugin 'cuda' ({cuda_plugin}) reports 0 devices{why}; "
+        "unset FLAGOS_PLUGIN to use the host plugin (`python -m torch_fl info` describes the plugin)")
+
+
+def test_without_a_driver_cuda_is_never_loaded_but_still_listed(cuda_plugin, driver):
+    # Checked from the paths its requirements name, before loading anything.
+    if driver:
+        pytest.skip("this machine has an NVIDIA driver")
+    reason = f"no NVIDIA driver (none of {', '.join(DRIVER_PATHS)} exists)"
+    proc = run_python("""
+        import json, torch_fl
+        maps = open("/proc/self/maps").read()
+        print(json.dumps([torch_fl.plugin_info()["selection"], "libflagos_cuda" in maps, "libcudart" in maps]))
+    """)
+    selection, plugin_loaded, runtime_loaded = last_json(proc)
+    assert f"cuda: {reason}" in selection
+    assert not plugin_loaded and not runtime_loaded
+    listing = run_python("", args=["-m", "torch_fl", "plugins"], check=True).stdout.splitlines()
+    cuda = next(line for line in listing if line.split()[0] == "cuda")
+    assert cuda.endswith(f"{cuda_plugin}  (not loaded unless named: {reason})")
 
 
 def test_implicit_cuda_without_a_device_falls_back_to_host(cuda_plugin, no_gpu):
     proc = run_python(SHOW)
-    assert last_json(proc)["name"] == "host"
-    lines = flagos_lines(proc.stderr)
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("[flagos] no accelerator plugin found a device (")
-    assert "cuda: 0 devices" in lines[0] and lines[0].endswith("); using the host plugin")
+    info = last_json(proc)
+    assert info["name"] == "host"
+    assert info["selection"].startswith("no accelerator plugin found a device (")
+    assert "cuda: " in info["selection"] and info["selection"].endswith("); using the host plugin")
+    assert flagos_lines(proc.stderr) == []
 
 
 def test_counting_devices_keeps_the_driver_out_of_the_process(cuda_plugin, gpus):

@@ -86,7 +86,7 @@ def test_numbers_parse_completely_or_warn():
 
 def test_paths_and_strings_are_taken_verbatim(tmp_path):
     conf = tmp_path / "b.conf"  # the conf must exist: routing loads it at import
-    conf.write_text("# nothing routed\n")
+    conf.write_text("# one route: a conf routing nothing is a note of its own\nneg = cpu\n")
     assert effective("FLAGOS_BACKEND_CONFIG", {"FLAGOS_BACKEND_CONFIG": str(conf)}) == (str(conf), [])
     assert effective("FLAGOS_BACKEND_CONFIG", {"FLAGOS_BACKEND_CONFIG": ""}) == (None, [])
     assert effective("FLAGOS_BPU_CACHE", {}) == ("~/.cache/torch_fl_bpu", [])
@@ -98,7 +98,7 @@ def test_flagos_log_unknown_entries_are_reported_once_per_process():
     # The dispatch channel is on: its own lines (e.g. a shipped conf generated
     # for another torch) are not what this test counts.
     assert [line for line in lines if not line.startswith("[flagos] dispatch:")] == [
-        "[flagos] FLAGOS_LOG entry 'verbose' names none of dispatch, fallback, op_cache; ignoring it"]
+        "[flagos] FLAGOS_LOG entry 'verbose' names none of dispatch, fallback, op_cache, plugin; ignoring it"]
     assert effective("FLAGOS_LOG", {"FLAGOS_LOG": ""}) == ([], [])
 
 
@@ -119,6 +119,18 @@ def test_unknown_names_warn_once_each_with_the_closest_declared_name():
         "[flagos] FLAGOS_TRACER_LIBRAY is not a torch_fl variable and nothing reads it; "
         "did you mean FLAGOS_TRACER_LIBRARY?",
     ]
+
+
+def test_control_characters_in_names_and_values_keep_each_report_one_line():
+    env = {**BASE, "FLAGOS_Q\nZ": "1", "FLAGOS_TRACE": "on\n[flagos] forged", "FLAGOS_OP_": "cpu"}
+    proc = run_python("import torch_fl", env=env, check=True)
+    assert flagos_lines(proc.stderr) == [
+        "[flagos] FLAGOS_OP_ is not a torch_fl variable and nothing reads it",
+        "[flagos] FLAGOS_Q?Z is not a torch_fl variable and nothing reads it",
+        "[flagos] FLAGOS_TRACE='on?[flagos] forged' is not a boolean (1/true/on/yes or 0/false/off/no); "
+        "using the default (off)",
+    ]
+    assert len(proc.stderr.splitlines()) == 3, proc.stderr
 
 
 def test_retired_names_are_inert_and_silent():

@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import flagos_lines, run_python
+from conftest import _clean_env, flagos_lines, run_python
 
 # An explicit host plugin: activation prints nothing, so every [flagos] line
 # counted below comes from routing.
@@ -210,6 +213,32 @@ def test_missing_conf_and_missing_include(tmp_path):
                                    f"{tmp_path / 'sub' / 'gone.conf'} does not exist")
 
 
+def test_a_conf_path_that_is_not_a_regular_file_says_what_it_is(tmp_path):
+    assert import_error(tmp_path)[0] == f"[flagos] routing conf {tmp_path}: is a directory, not a regular file"
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(IMPORT)], input="", capture_output=True, text=True, timeout=300,
+                          env={**_clean_env(BASE), "FLAGOS_BACKEND_CONFIG": "/dev/stdin"})
+    assert proc.stdout.splitlines()[0] == "[flagos] routing conf /dev/stdin: is a pipe, not a regular file"
+
+
+def test_a_duplicated_key_is_one_clean_line(tmp_path):
+    conf = tmp_path / "dup.toml"
+    conf.write_text('[routes]\n"mm" = "cpu"\n"neg" = "cpu"\n"mm" = "native"\n')
+    assert import_error(conf)[0] == (
+        f"[flagos] routing conf {conf}:4: key 'mm' is set twice (a TOML table holds each key once)")
+
+
+def test_conf_errors_quote_no_more_than_the_offending_token(tmp_path):
+    # A file that is not a conf must not end up in a log: at most 40
+    # characters of the token, and a file with a NUL byte is not read as text.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the-password-is-hunter2-and-the-pin-is-1234 and more\n")
+    assert import_error(notes)[0] == (f"[flagos] routing conf {notes}:1: expected `op = backend` or "
+                                      "`include <path>`, got 'the-password-is-hunter2-and-the-pin-is-1...'")
+    proc = run(IMPORT, FLAGOS_BACKEND_CONFIG="/proc/self/environ", SECRET_VALUE="s3cr3t")
+    assert proc.stdout.splitlines()[0] == "[flagos] routing conf /proc/self/environ: contains a NUL byte: not a text file"
+    assert "s3cr3t" not in proc.stdout + proc.stderr
+
+
 def test_a_bad_conf_stops_the_import_with_one_clear_last_line(tmp_path):
     conf = tmp_path / "bad.toml"
     conf.write_text('[routes]\n"mm" = "fast"\n')
@@ -343,8 +372,12 @@ def test_plugin_kernels_serve_only_operators_this_torch_declares_alike(fake_plug
     conf = tmp_path / "empty.toml"
     conf.write_text("[conf]\n")
     code = """
-        import json, torch_fl
-        from torch_fl import _C
+        import json, sys
+        try:
+            import torch_fl  # a fake plugin without devices: activated, then refused
+        except RuntimeError as e:
+            assert "reports 0 devices" in str(e), e
+        _C = sys.modules["torch_fl._C"]
         ops = ("mul.out", "mul.Tensor", "mul_.Tensor", "add.out", "add.Tensor", "sub.out")
         print(json.dumps({op: _C._native_serves(op) for op in ops}))
     """
@@ -830,6 +863,38 @@ def test_cli_conf_check_reports_what_installing_would(tmp_path, hidden_flag_gems
     assert proc.stdout.strip() == f"{conf}: OK, 1 routes (cpu 1), 1 notes"
     assert flagos_lines(proc.stderr) == [
         f"[flagos] 1 routes to flaggems: {NOT_INSTALLED}; they run as cpu (add.Tensor)"]
+
+
+def test_cli_conf_check_takes_the_rule_of_flagos_backend_config(tmp_path):
+    # Both name a conf by an absolute path.
+    (tmp_path / "rel.toml").write_text('[routes]\n"neg" = "cpu"\n')
+    proc = subprocess.run([sys.executable, "-m", "torch_fl", "conf", "check", "rel.toml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=_clean_env(BASE))
+    assert proc.returncode == 1
+    assert flagos_lines(proc.stderr) == ["[flagos] the conf to check must be an absolute path, got 'rel.toml'"]
+    proc = subprocess.run([sys.executable, "-c", "import torch_fl"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**_clean_env(BASE), "FLAGOS_BACKEND_CONFIG": "rel.toml"})
+    assert proc.stderr.splitlines()[-1] == (
+        "RuntimeError: [flagos] FLAGOS_BACKEND_CONFIG must be an absolute path, got 'rel.toml'")
+
+
+def test_a_conf_with_no_routes_and_no_default_warns_once(tmp_path):
+    empty = tmp_path / "empty.toml"
+    empty.write_text("# nothing yet\n[conf]\n")
+    note = (f"[flagos] routing conf {empty} lists no routes and no default: every operator takes cpu_fallback, "
+            'a copy to the host and back (write [conf] default = "cpu_fallback" to mean it)')
+    proc = run(ADD, FLAGOS_BACKEND_CONFIG=str(empty))
+    assert proc.returncode == 0, proc.stderr
+    assert flagos_lines(proc.stderr) == [note]
+    proc = cli("conf", "check", str(empty))
+    assert proc.stdout.strip() == f"{empty}: OK, 0 routes (), 1 notes"
+    assert flagos_lines(proc.stderr) == [note]
+    # A default, even cpu_fallback, says it is meant.
+    chosen = tmp_path / "chosen.toml"
+    chosen.write_text('[conf]\ndefault = "cpu_fallback"\n')
+    proc = run(ADD, FLAGOS_BACKEND_CONFIG=str(chosen))
+    assert proc.returncode == 0, proc.stderr
+    assert flagos_lines(proc.stderr) == []
 
 
 def test_cli_conf_check_bad_conf_exits_1_with_file_and_line(tmp_path):

@@ -71,6 +71,16 @@ LOSSES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def full_precision():
+    """On a CUDA-ABI plugin the routed convolutions and matmuls are cuDNN's and
+    cuBLAS's: without TF32 they match the CPU to the tolerances below."""
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+
+
 class Reached(TorchDispatchMode):
     """The ATen overloads a computation reaches below autograd."""
 

@@ -59,6 +59,21 @@ bool warn_once(std::string_view key, std::string_view message) {
   return true;
 }
 
+std::string printable(std::string_view text, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < max; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  return text.size() > max ? out + "..." : out;
+}
+
+void forget_once_for_testing() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.seen.clear();
+}
+
 void capture_for_testing(std::string* sink) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);

@@ -72,7 +72,7 @@ std::string describe_default(const Variable& var) {
 
 void report_bad_value(const Variable& var, const std::string& value, std::string_view expected) {
   diag::warn_once(std::string(var.name) + "=" + value,
-                  std::string(var.name) + "='" + value + "' is not " + std::string(expected) +
+                  std::string(var.name) + "='" + diag::printable(value) + "' is not " + std::string(expected) +
                       "; using the default (" + describe_default(var) + ")");
 }
 
@@ -177,7 +177,7 @@ std::vector<std::string> get_list(std::string_view name) {
       if (std::find(known.begin(), known.end(), v) == known.end()) known.push_back(v);
     } else {
       diag::warn_once(std::string(var.name) + " entry " + item,
-                      std::string(var.name) + " entry '" + item + "' names none of " +
+                      std::string(var.name) + " entry '" + diag::printable(item) + "' names none of " +
                           join(choices, ", ") + "; ignoring it");
     }
   }

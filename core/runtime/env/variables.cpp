@@ -127,11 +127,11 @@ const std::vector<Variable>& variables() {
        "those hooks for explicit activation. FlagTree, FlagGems, and FlagCX remain "
        "required in both profiles",
        "routing", "compat shims (framework hooks)"},
-      {"FLAGOS_LOG", Scope::Runtime, Type::List, "", "No default (all off)", "dispatch,fallback,op_cache",
+      {"FLAGOS_LOG", Scope::Runtime, Type::List, "", "No default (all off)", "dispatch,fallback,op_cache,plugin",
        "Comma-separated stderr diagnostics: dispatch (backend chosen per operator), "
        "fallback (each cpu_fallback dispatch), op_cache (Ascend operator-cache "
-       "hit/miss statistics). An entry naming none of the three is reported once per "
-       "process rather than silently ignored",
+       "hit/miss statistics), plugin (which plugin import activates, and why). An entry "
+       "naming none of these is reported once per process rather than silently ignored",
        "logging", "ascend plugin (op_cache; dispatch and fallback are implemented)"},
       {"FLAGOS_TRACE", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Verbose logging in the device profiler shim compiled into this build. One "

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "error.h"
 
@@ -16,6 +17,9 @@ struct OpenLibraries {
   std::mutex mutex;
   // Leaked on purpose (see header): the libraries stay mapped until exit.
   std::map<std::string, std::pair<boost::dll::shared_library*, OpenedLibrary>> by_identity;
+  // Libraries refused for lacking the entry symbol, kept mapped (and reachable,
+  // so a leak checker does not count them).
+  std::vector<boost::dll::shared_library*> refused;
 };
 
 OpenLibraries& open_libraries() {
@@ -49,6 +53,7 @@ OpenedLibrary open_library(const std::string& path) {
   if (!lib->has(FLAGOS_PLUGIN_ENTRY_SYMBOL)) {
     // Keep it loaded anyway: unloading a library whose initialisers ran is the
     // riskier choice, and the mapping is small.
+    libs.refused.push_back(lib);
     throw Error("the library does not export " FLAGOS_PLUGIN_ENTRY_SYMBOL
                 "; build it with cmake/FlagosPlugin.cmake or export that symbol");
   }

@@ -7,7 +7,7 @@
 // Selection: an explicit plugin is loaded or the activation fails with the
 // real cause; otherwise the first accelerator plugin that loads and reports a
 // device wins, failures warn once and are skipped, and the host plugin is
-// the fallback, announced with one info line.
+// the fallback (said under FLAGOS_LOG=plugin, and by selection()).
 #pragma once
 
 #include <memory>
@@ -41,5 +41,9 @@ std::shared_ptr<const Plugin> activate(const std::vector<Candidate>& entry_point
 
 // The active plugin, or nullptr before a successful activate().
 std::shared_ptr<const Plugin> active();
+
+// Why the active plugin was chosen ("FLAGOS_PLUGIN=host", "no accelerator
+// plugin found a device (cuda: 0 devices); using the host plugin"); "" before.
+std::string selection();
 
 }  // namespace flagos::plugin

@@ -18,6 +18,9 @@ struct Candidate {
   std::string name;  // "host", "cuda", ... (from libflagos_<name>.so or the entry point)
   std::string path;  // absolute path of the shared library
   Origin origin = Origin::BuildDir;
+  // Why it cannot run here, from the requirements beside it (<library>.toml),
+  // checked without loading it; "" when it may.
+  std::string unavailable;
 };
 
 using Options = std::vector<std::pair<std::string, std::string>>;

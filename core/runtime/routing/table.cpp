@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "diag/log.h"
 #include "env/registry.h"
 #include "error.h"
 
@@ -92,6 +93,9 @@ Overrides overrides_from_env() {
     auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string name(entry.substr(0, eq));
+    // A bare "FLAGOS_OP_" names no operator and is no family member (the
+    // import's unknown-name check reports it): skipped, never an error.
+    if (name.size() == kPrefix.size()) continue;
     auto value = env::raw(name);  // declared through the FLAGOS_OP_ family
     if (!value) continue;         // empty means unset
     out.per_op[op_from_variable(std::string_view(name).substr(kPrefix.size()))] = *value;
@@ -105,6 +109,12 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
   Resolution res;
   res.default_route.kind = conf.default_kind.value_or(RouteKind::CpuFallback);
   res.default_route.why = conf.default_kind ? "conf default " + conf.default_where : "default";
+  // Nothing listed and nothing chosen: every operator copies to the host and
+  // back, several times slower than a route. Said once, since it looks like a mistake.
+  if (conf.entries.empty() && !conf.default_kind)
+    res.notes.push_back("routing conf " + conf.path + " lists no routes and no default: every operator "
+                        "takes cpu_fallback, a copy to the host and back (write [conf] default = "
+                        "\"cpu_fallback\" to mean it)");
 
   std::map<std::string, Route> table;
   const std::string installed = catalog.torch_version();
@@ -141,12 +151,13 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
   for (const auto& [op, value] : overrides.per_op) {
     const std::string var = override_variable(op);
     if (std::string why = catalog.unroutable_reason(op); !why.empty()) {
-      res.notes.push_back(var + ": '" + op + "': " + why + "; ignored");
+      // An environment name may hold any byte but '=': quoted printable, on one line.
+      res.notes.push_back(diag::printable(var, 160) + ": '" + diag::printable(op, 150) + "': " + why + "; ignored");
       continue;
     }
     auto kind = parse(value, false);
     if (!kind) {
-      res.notes.push_back(var + "=" + value + ": unknown route (valid: " + valid_names() +
+      res.notes.push_back(var + "=" + diag::printable(value) + ": unknown route (valid: " + valid_names() +
                           "); ignored");
       continue;
     }
