@@ -13,7 +13,7 @@ STAMP := build/.stamps
 BUILD_VARS := FLAGOS_ACCELERATOR|FLAGOS_BUILD_[A-Z_]+|FLAGOS_WHEEL_[A-Z_]+|FLAGOS_SKIP_CUDA_ASSETS|FLAGOS_CUDA_ASSETS_DIR|FLAGOS_PPU_MKL_DIR|FLAGOS_DCU_VENDOR_CORE|FLAGOS_VENDOR_TORCH_LIB|MAX_JOBS|CMAKE_BUILD_PARALLEL_LEVEL
 BUILD_ENV := $(STAMP)/env-$(shell env | grep -E '^($(BUILD_VARS))=' | sort | md5sum | cut -c1-16)
 
-.PHONY: setup demo test test-cpp test-python clean
+.PHONY: setup demo test test-cpp test-python clean sanitize sanitize-thread fuzz
 
 setup: $(STAMP)/installed
 
@@ -47,6 +47,29 @@ demo: setup
 
 test: setup
 	@$(PY) test/run_all.py
+
+# Sanitizer runs (tools/sanitize): own builds under build/sanitize*/ with the
+# runtime preloaded into Python; the editable install is left as it is.
+# ASan+UBSan: Catch2, the torch-level suite (normal and strict host), OpInfo on
+# cpu_fallback. TSan: the allocator's Catch2 tests, the stream, event and memory
+# tests, then the rest of the torch-level suite but OpInfo.
+sanitize: $(STAMP)/venv
+	@$(PY) -m tools.sanitize address
+
+sanitize-thread: $(STAMP)/venv
+	@$(PY) -m tools.sanitize thread
+
+# The libFuzzer targets (test/fuzz) for FUZZ_SECONDS each; they need clang
+# (apt-get install clang).
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)/apt
+	@CC=clang CXX=clang++ cmake -S test/fuzz -B build/fuzz/tree -G Ninja >/dev/null
+	@cmake --build build/fuzz/tree
+	@mkdir -p build/fuzz/artifacts build/fuzz/corpus_conf build/fuzz/corpus_env
+	@build/fuzz/tree/fuzz_conf -max_total_time=$(FUZZ_SECONDS) -timeout=10 -dict=test/fuzz/conf.dict \
+	  -artifact_prefix=build/fuzz/artifacts/fuzz_conf- build/fuzz/corpus_conf test/fuzz/corpus/conf
+	@build/fuzz/tree/fuzz_env -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	  -artifact_prefix=build/fuzz/artifacts/fuzz_env- build/fuzz/corpus_env test/fuzz/corpus/env
 
 clean:
 	rm -rf build

@@ -75,10 +75,17 @@ LOSSES = {
 def full_precision():
     """On a CUDA-ABI plugin the routed convolutions and matmuls are cuDNN's and
     cuBLAS's: without TF32 they match the CPU to the tolerances below."""
-    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
-    yield
-    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+    # cuDNN's flags through its context manager: torch.testing (test_opinfo.py,
+    # in the same session) freezes direct assignment (disable_global_flags).
+    cudnn = torch.backends.cudnn
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic,
+                         allow_tf32=False):
+            yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 class Reached(TorchDispatchMode):
