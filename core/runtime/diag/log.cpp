@@ -68,6 +68,13 @@ std::string printable(std::string_view text, size_t max) {
   return text.size() > max ? out + "..." : out;
 }
 
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
 void forget_once_for_testing() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);

@@ -21,6 +21,10 @@ bool warn_once(std::string_view key, std::string_view message);
 // an environment value or name holds.
 std::string printable(std::string_view text, size_t max = 40);
 
+// `text` whole, with control bytes as '?': a path or message that may hold a
+// newline (a TOML "\n" escape in an include) still prints as one line.
+std::string one_line(std::string_view text);
+
 // Test hook: route diagnostics into a string instead of stderr (nullptr
 // restores stderr). Not thread-safe against concurrent logging.
 void capture_for_testing(std::string* sink);

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "diag/log.h"
 #include "error.h"
 
 namespace flagos::routing {
@@ -38,7 +39,7 @@ struct Loader {
 };
 
 [[noreturn]] void fail(const std::string& file, int line, const std::string& message) {
-  throw Error("routing conf " + file + ":" + std::to_string(line) + ": " + message);
+  throw Error(diag::one_line("routing conf " + file + ":" + std::to_string(line) + ": " + message));
 }
 
 // At most `max` characters of `token`, bytes outside printable ASCII as '?'.
@@ -238,13 +239,13 @@ void load_into(Loader& ld, const std::string& path, int depth, const std::string
   if (depth > kMaxDepth) fail(from, from_line, "includes nest deeper than 8");
   // A top-level problem is "routing conf P: ...", an include's names the including line.
   auto refuse = [&](const std::string& problem) {
-    if (from.empty()) throw Error("routing conf " + path + ": " + problem);
+    if (from.empty()) throw Error(diag::one_line("routing conf " + path + ": " + problem));
     fail(from, from_line, "included file " + path + " " + problem);
   };
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
-      if (from.empty()) throw Error("routing conf " + path + ": no such file");
+      if (from.empty()) throw Error(diag::one_line("routing conf " + path + ": no such file"));
       fail(from, from_line, "included file " + path + " does not exist");
     }
     refuse(std::string("cannot be read (") + std::strerror(errno) + ")");

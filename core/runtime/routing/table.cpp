@@ -112,7 +112,7 @@ Resolution resolve(const Conf& conf, const Overrides& overrides, const Catalog& 
   // Nothing listed and nothing chosen: every operator copies to the host and
   // back, several times slower than a route. Said once, since it looks like a mistake.
   if (conf.entries.empty() && !conf.default_kind)
-    res.notes.push_back("routing conf " + conf.path + " lists no routes and no default: every operator "
+    res.notes.push_back("routing conf " + diag::one_line(conf.path) + " lists no routes and no default: every operator "
                         "takes cpu_fallback, a copy to the host and back (write [conf] default = "
                         "\"cpu_fallback\" to mean it)");
 
