@@ -4,9 +4,9 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := g++ cmake ninja-build ccache catch2 libspdlog-dev libtomlplusplus-dev libboost-dev
+APT_PACKAGES := g++ cmake ninja-build ccache catch2 libspdlog-dev libtomlplusplus-dev libboost-dev clang
 PY_PACKAGES := torch==2.13.0 scikit-build-core pytest numpy expecttest
-SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake confs core plugins include tools test/fake_plugins test/cpp test/abi -type f -not -name '*.pyc' 2>/dev/null)
+SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake confs core plugins include tools test/fake_plugins test/cpp test/abi test/simrt -type f -not -name '*.pyc' 2>/dev/null)
 STAMP := build/.stamps
 # Build-scope variables select a different build: a change to any of them
 # (or to confs/) must rebuild even when no source file changed.
@@ -45,8 +45,10 @@ $(STAMP)/installed: $(STAMP)/venv $(BUILD_ENV) $(SOURCES)
 demo: setup
 	@$(PY) tools/demo.py
 
+# The suites are independent processes: one per core, each suite in two
+# shards, so that the longest ones end together.
 test: setup
-	@$(PY) test/run_all.py
+	@$(PY) test/run_all.py --jobs $(shell nproc) --shards 2
 
 # Sanitizer runs (tools/sanitize): own builds under build/sanitize*/ with the
 # runtime preloaded into Python; the editable install is left as it is.

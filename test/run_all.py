@@ -2,8 +2,9 @@
 Python package tests (test/python), the torch-level suite (test/torch), and
 the torch-level suite again on the strict host plugin (device memory is
 PROT_NONE outside plugin calls, so any direct dereference by the core
-crashes), and the OpInfo comparison with every operator on cpu_fallback (the
-installed default.toml, which routes nothing). Extra arguments go to every
+crashes), the OpInfo comparison with every operator on cpu_fallback (the
+installed default.toml, which routes nothing), and the CUDA-shaped plugins'
+torch-level suites on their simulated runtimes. Extra arguments go to every
 pytest run, except `--jobs N` (default 1): run up to N suites at once, each
 one's output printed whole when it ends (the suites are independent
 processes; a machine with spare cores finishes in the time of the longest),
@@ -61,8 +62,33 @@ def cpu_fallback_env() -> dict[str, str]:
     return dict(os.environ, FLAGOS_PLUGIN="host", FLAGOS_BACKEND_CONFIG=os.path.join(confs, "default.toml"))
 
 
-def pytest_command(xml: str, path: str, extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={xml}", path] + extra
+def pytest_command(xml: str, paths: str | list[str], extra: list[str]) -> list[str]:
+    paths = [paths] if isinstance(paths, str) else paths
+    return [sys.executable, "-m", "pytest", "-q", "-ra", f"--junitxml={xml}", *paths] + extra
+
+
+# The torch-level suites each simulated vendor runtime runs (device, copies,
+# streams, events, memory, RNG, fork); one vendor runs the whole suite with
+# guard pages (device memory PROT_NONE to all but the simulated runtime).
+SIM_SUITES = [f"test/torch/test_{name}.py" for name in
+              ("device", "tensor_copy", "streams", "events", "memory", "rng", "fork")]
+SIM_GUARDED_VENDOR = "metax"
+
+
+def simulated_runtime_suites(pytest) -> list[tuple[str, list]]:
+    """(name, runs) per simulated vendor runtime; none before they are built."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from sim_runtimes import VENDORS, environment, simrt_dir
+
+    simrt = simrt_dir()
+    if simrt is None:
+        return []
+    plan = [(f"Python torch-level subset (simulated {v})", pytest(f"sim_{v}", SIM_SUITES, environment(simrt, v)))
+            for v in VENDORS]
+    guarded = environment(simrt, SIM_GUARDED_VENDOR, SIMRT_GUARD="1")
+    plan.append((f"Python torch-level (simulated {SIM_GUARDED_VENDOR}, guard pages)",
+                 pytest("sim_guarded", ["test/torch", "--ignore=test/torch/test_opinfo.py"], guarded)))
+    return plan
 
 
 def split_options(argv: list[str]) -> tuple[dict[str, int], list[str]]:
@@ -102,7 +128,8 @@ def suites(tmp: str, extra: list[str], shards: int) -> list[tuple[str, list[str]
             ("Python torch-level", pytest("torch", "test/torch")),
             ("Python torch-level (strict host)", pytest("torch_strict", "test/torch", strict_host_env())),
             ("Python OpInfo (every op on cpu_fallback)",
-             pytest("opinfo_fallback", "test/torch/test_opinfo.py", cpu_fallback_env()))]
+             pytest("opinfo_fallback", "test/torch/test_opinfo.py", cpu_fallback_env())),
+            *simulated_runtime_suites(pytest)]
     return [(name, cmd, env, xml) for name, runs in plan for cmd, env, xml in runs]
 
 

@@ -57,6 +57,22 @@ at::Tensor to_device(const at::Tensor& host, c10::DeviceIndex device) {
   return out;
 }
 
+// Foreach ops work per list element, so the k-th tensor of a returned list
+// belongs with the k-th tensor of the first list operand, on its device (as
+// CUDA places it). Empty when no operand is a list of flagos tensors.
+std::vector<c10::DeviceIndex> list_devices(const std::vector<c10::IValue>& args) {
+  for (const auto& v : args) {
+    if (!v.isTensorList()) continue;
+    std::vector<c10::DeviceIndex> out;
+    for (const at::Tensor& t : v.toTensorList().vec()) {
+      if (!is_flagos(t)) return {};
+      out.push_back(t.device().index());
+    }
+    return out;
+  }
+  return {};
+}
+
 }  // namespace
 
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -80,9 +96,11 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       mirrors.note(t);
       if (t.device().index() != device) other = t.device().index();
     });
+  const std::vector<c10::DeviceIndex> per_element = other ? list_devices(args) : std::vector<c10::DeviceIndex>{};
   if (other || foreign.defined()) {
     const routes::OpTraits traits(op);
-    if (other) traits.check_devices(device, *other, /*host_kernel=*/true);
+    // New results can be placed only where each one's device is known.
+    if (other) traits.check_devices(device, *other, /*host_kernel=*/per_element.empty());
     if (foreign.defined()) routes::check_foreign_operand(traits.foreign_operands, traits.name, device, foreign);
   }
   mirrors.download();
@@ -127,13 +145,16 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       out = args[written_arg];  // in-place / out=: the caller's own flagos tensor(s)
       continue;
     }
+    size_t element = 0;  // position in a returned list, for per_element
+    const bool placed = out.isTensorList() && out.toTensorList().size() == per_element.size();
     out = map_tensors(out, [&](const at::Tensor& host) {
+      const c10::DeviceIndex home = placed ? per_element[element++] : device;
       if (!host.defined() || is_flagos(host)) return host;
       routes::require_strided_result(c10::toString(schema.operator_name()), host);
       // A result sharing an operand's bytes on the CPU shares them on flagos,
       // annotated view or not (_unsafe_view, unsafe_split write through it).
       at::Tensor view = mirrors.device_view_of(host);
-      return view.defined() ? view : to_device(host, device);
+      return view.defined() ? view : to_device(host, home);
     });
   }
 }

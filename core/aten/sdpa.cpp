@@ -21,7 +21,12 @@ namespace {
 
 using routes::BoxingTarget;
 
-bool cuda_abi() { return device::device_count() > 0 && device::has_capability(0, FLAGOS_CAP_CUDA_ABI); }
+// CUDA-ABI memory is usable only when the installed torch has CUDA kernels
+// (a CUDA-shaped plugin under a CPU build of torch has neither).
+bool cuda_abi() {
+  return device::device_count() > 0 && device::has_capability(0, FLAGOS_CAP_CUDA_ABI) &&
+         c10::impl::hasDeviceGuardImpl(c10::kCUDA);
+}
 bool host_addressable() {
   return device::device_count() > 0 && device::has_capability(0, FLAGOS_CAP_HOST_ADDRESSABLE);
 }

@@ -36,6 +36,7 @@ py::dict describe(const plugin::Plugin& p) {
   d["abi"] = std::to_string(api.abi_major) + "." + std::to_string(api.abi_minor);
   d["effective_minor"] = p.effective_minor();
   d["device_count"] = p.device_count();
+  d["device_note"] = p.device_note();
   py::dict options;
   for (const auto& [k, v] : p.options()) options[py::str(k)] = v;
   d["options"] = options;
@@ -62,6 +63,11 @@ void bind_plugins(py::module_& m) {
   });
   m.def("activate", [](const EntryPoints& entry_points) {
     return describe(*plugin::activate(to_candidates(entry_points), plugin::default_search_dirs()));
+  });
+  // Loads a discovered plugin (not activating it) to describe it: device
+  // count and why. Raises with the loader's message when it cannot load.
+  m.def("inspect_plugin", [](const std::string& name, const std::string& path) {
+    return describe(*plugin::load({name, path, plugin::Origin::BuildDir}, plugin::options_from_env()));
   });
   m.def("active_plugin", []() -> py::object {
     auto p = plugin::active();

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define FLAGOS_ABI_MAJOR 1
-#define FLAGOS_ABI_MINOR 0
+#define FLAGOS_ABI_MINOR 1 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS */
 
 /* The oldest plugin minor this header's core still loads (within the major). */
 #define FLAGOS_ABI_MIN_SUPPORTED_MINOR 0

@@ -13,6 +13,7 @@
 #include "flagos/plugin_api.h"
 #include "flagos/ext/kernels.h"
 #include "flagos/ext/testing.h"
+#include "flagos/ext/diagnostics.h"
 
 /* ABI 1.0 */
 #define FLAGOS_PLUGIN_API_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_plugin_api_t, event_elapsed_ms)
@@ -26,6 +27,9 @@
 #define FLAGOS_KERNELS_EXT_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_kernels_ext_t, kernels)
 #define FLAGOS_TESTING_EXT_SIZE_1_0 \
   FLAGOS_STRUCT_SIZE(flagos_testing_ext_t, stream_enqueue_delay)
+
+/* ABI 1.1: an extension type, no change to the table. */
+#define FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 FLAGOS_STRUCT_SIZE(flagos_diagnostics_ext_t, device_note)
 
 /* Smallest plugin table accepted for a claimed minor (index = minor). */
 #define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
@@ -41,6 +45,7 @@ FLAGOS_ABI_ASSERT(FLAGOS_KERNEL_CALL_SIZE_1_0 == 40, kernel_call_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_KERNEL_SIZE_1_0 == 24, kernel_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_KERNELS_EXT_SIZE_1_0 == 40, kernels_ext_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_TESTING_EXT_SIZE_1_0 == 32, testing_ext_1_0);
+FLAGOS_ABI_ASSERT(FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 == 32, diagnostics_ext_1_1);
 FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
 #endif
 

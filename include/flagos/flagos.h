@@ -11,6 +11,7 @@
 #include "flagos/plugin_api.h"
 #include "flagos/ext/kernels.h"
 #include "flagos/ext/testing.h"
+#include "flagos/ext/diagnostics.h"
 #include "flagos/abi_sizes.h"
 
 #endif /* FLAGOS_FLAGOS_H_ */

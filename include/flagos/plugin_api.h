@@ -67,6 +67,7 @@ typedef struct flagos_extension {
 
 #define FLAGOS_EXTENSION_KERNELS 1 /* flagos/ext/kernels.h */
 #define FLAGOS_EXTENSION_TESTING 2 /* flagos/ext/testing.h */
+#define FLAGOS_EXTENSION_DIAGNOSTICS 3 /* flagos/ext/diagnostics.h, ABI 1.1 */
 
 /* Memory copy directions. */
 #define FLAGOS_MEMCPY_HOST_TO_HOST 0
@@ -263,6 +264,23 @@ typedef struct flagos_plugin_api {
   /* ---- end of ABI 1.0. Members below this line are appended by later
    *      minors; check FLAGOS_HAS_FN before calling them. ---------------- */
 } flagos_plugin_api_t;
+
+/* ------------------------------------------------------------------------ */
+/* Every function member of the ABI 1.0 table, in table order, as
+ * X(member, required): required is 1 for [required] members, 0 for
+ * [optional] ones. For code that fills or checks the table by name (the
+ * plugin kit, the core's handshake); later minors append, never reorder. */
+#define FLAGOS_PLUGIN_API_1_0_FUNCTIONS(X)                                      \
+  X(last_error_message, 1) X(device_count, 1) X(get_device_properties, 1)      \
+  X(get_device, 1) X(set_device, 1) X(device_synchronize, 1)                   \
+  X(mem_get_info, 0) X(device_can_access_peer, 0) X(mem_alloc, 1)              \
+  X(mem_free, 1) X(host_alloc, 0) X(host_free, 0)                              \
+  X(pointer_get_attributes, 1) X(memcpy_sync, 1) X(memcpy_async, 1)           \
+  X(memcpy_peer_async, 0) X(memset_async, 1) X(get_default_stream, 1)         \
+  X(stream_create, 1) X(stream_destroy, 1) X(stream_query, 1)                 \
+  X(stream_synchronize, 1) X(stream_wait_event, 1) X(stream_native_handle, 0) \
+  X(event_create, 1) X(event_destroy, 1) X(event_record, 1) X(event_query, 1) \
+  X(event_synchronize, 1) X(event_elapsed_ms, 0)
 
 /* ------------------------------------------------------------------------ */
 /* The entry symbol.

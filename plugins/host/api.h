@@ -1,56 +1,57 @@
-// The functions behind the plugin table, one group per api_*.cpp. Each one is
-// a C ABI entry point: it returns a status and never lets an exception out.
+// The functions behind the plugin table, as the static members of the
+// implementation struct that FLAGOS_KIT_PLUGIN_ENTRY turns into the table
+// (plugin_entry.cpp), one group per api_*.cpp. Each is a C ABI entry point:
+// it returns a status and never lets an exception out.
 #pragma once
 
 #include "flagos/flagos.h"
+#include "flagos/kit/entry.hpp"
 
 namespace flagos_host {
 
-// api_device.cpp
-const char* api_last_error_message();
-flagos_status_t api_device_count(int32_t* count);
-flagos_status_t api_get_device_properties(flagos_device_t device,
-                                          flagos_device_properties_t* props);
-flagos_status_t api_get_device(flagos_device_t* device);
-flagos_status_t api_set_device(flagos_device_t device);
-flagos_status_t api_device_synchronize(flagos_device_t device);
-flagos_status_t api_mem_get_info(flagos_device_t device, uint64_t* free_bytes,
-                                 uint64_t* total_bytes);
-flagos_status_t api_device_can_access_peer(flagos_device_t device, flagos_device_t peer,
-                                           int32_t* can_access);
+struct HostPlugin {
+  static constexpr const char* kName = "host";
+  static constexpr const char* kVersion = "0.1.0";
 
-// api_memory.cpp
-flagos_status_t api_mem_alloc(flagos_device_t device, uint64_t size, void** ptr);
-flagos_status_t api_mem_free(flagos_device_t device, void* ptr);
-flagos_status_t api_host_alloc(uint64_t size, void** ptr);
-flagos_status_t api_host_free(void* ptr);
-flagos_status_t api_pointer_get_attributes(const void* ptr, int32_t* kind, flagos_device_t* device);
+  // plugin_entry.cpp
+  static const flagos_extension_t* extensions();
+  static flagos_status_t configure(const char* fn, const flagos_host_info_t* host);
 
-// api_copy.cpp
-flagos_status_t api_memcpy_sync(void* dst, const void* src, uint64_t size, int32_t kind);
-flagos_status_t api_memcpy_async(void* dst, const void* src, uint64_t size, int32_t kind,
-                                 flagos_stream_t stream);
-flagos_status_t api_memcpy_peer_async(void* dst, flagos_device_t dst_device, const void* src,
-                                      flagos_device_t src_device, uint64_t size,
-                                      flagos_stream_t stream);
-flagos_status_t api_memset_async(void* dst, uint8_t value, uint64_t size, flagos_stream_t stream);
-
-// api_stream.cpp
-flagos_status_t api_get_default_stream(flagos_device_t device, flagos_stream_t* stream);
-flagos_status_t api_stream_create(flagos_device_t device, int32_t priority,
-                                  flagos_stream_t* stream);
-flagos_status_t api_stream_destroy(flagos_stream_t stream);
-flagos_status_t api_stream_query(flagos_stream_t stream);
-flagos_status_t api_stream_synchronize(flagos_stream_t stream);
-flagos_status_t api_stream_wait_event(flagos_stream_t stream, flagos_event_t event);
-
-// api_event.cpp
-flagos_status_t api_event_create(flagos_device_t device, uint32_t flags, flagos_event_t* event);
-flagos_status_t api_event_destroy(flagos_event_t event);
-flagos_status_t api_event_record(flagos_event_t event, flagos_stream_t stream);
-flagos_status_t api_event_query(flagos_event_t event);
-flagos_status_t api_event_synchronize(flagos_event_t event);
-flagos_status_t api_event_elapsed_ms(flagos_event_t start, flagos_event_t end, float* milliseconds);
+  // api_device.cpp
+  FLAGOS_KIT_MEMBER(last_error_message)
+  FLAGOS_KIT_MEMBER(device_count)
+  FLAGOS_KIT_MEMBER(get_device_properties)
+  FLAGOS_KIT_MEMBER(get_device)
+  FLAGOS_KIT_MEMBER(set_device)
+  FLAGOS_KIT_MEMBER(device_synchronize)
+  FLAGOS_KIT_MEMBER(mem_get_info)
+  FLAGOS_KIT_MEMBER(device_can_access_peer)
+  // api_memory.cpp
+  FLAGOS_KIT_MEMBER(mem_alloc)
+  FLAGOS_KIT_MEMBER(mem_free)
+  FLAGOS_KIT_MEMBER(host_alloc)
+  FLAGOS_KIT_MEMBER(host_free)
+  FLAGOS_KIT_MEMBER(pointer_get_attributes)
+  // api_copy.cpp
+  FLAGOS_KIT_MEMBER(memcpy_sync)
+  FLAGOS_KIT_MEMBER(memcpy_async)
+  FLAGOS_KIT_MEMBER(memcpy_peer_async)
+  FLAGOS_KIT_MEMBER(memset_async)
+  // api_stream.cpp (no stream_native_handle: there is no vendor stream to hand out)
+  FLAGOS_KIT_MEMBER(get_default_stream)
+  FLAGOS_KIT_MEMBER(stream_create)
+  FLAGOS_KIT_MEMBER(stream_destroy)
+  FLAGOS_KIT_MEMBER(stream_query)
+  FLAGOS_KIT_MEMBER(stream_synchronize)
+  FLAGOS_KIT_MEMBER(stream_wait_event)
+  // api_event.cpp
+  FLAGOS_KIT_MEMBER(event_create)
+  FLAGOS_KIT_MEMBER(event_destroy)
+  FLAGOS_KIT_MEMBER(event_record)
+  FLAGOS_KIT_MEMBER(event_query)
+  FLAGOS_KIT_MEMBER(event_synchronize)
+  FLAGOS_KIT_MEMBER(event_elapsed_ms)
+};
 
 // api_testing.cpp: the FLAGOS_EXTENSION_TESTING table (end of the chain).
 const flagos_extension_t* testing_extension();

@@ -3,15 +3,16 @@
 #include "api.h"
 #include "copy.h"
 #include "devices.h"
-#include "errors.h"
 #include "handles.h"
+#include "kit.h"
 
 namespace flagos_host {
 
-flagos_status_t api_memcpy_sync(void* dst, const void* src, uint64_t size, int32_t kind) {
+flagos_status_t HostPlugin::memcpy_sync(void* dst, const void* src, uint64_t size,
+                                        int32_t kind) {
   static const char* fn = "memcpy_sync";
   return guarded(fn, [&] {
-    flagos_status_t st = check_kind(fn, kind);
+    flagos_status_t st = kit::check_copy_kind(fn, kind);
     if (st != FLAGOS_SUCCESS || size == 0) return st;  // size 0 touches neither pointer
     Endpoint d, s;
     st = resolve_copy(fn, dst, src, size, kind, -1, &d, &s);
@@ -26,13 +27,13 @@ flagos_status_t api_memcpy_sync(void* dst, const void* src, uint64_t size, int32
   });
 }
 
-flagos_status_t api_memcpy_async(void* dst, const void* src, uint64_t size, int32_t kind,
-                                 flagos_stream_t stream) {
+flagos_status_t HostPlugin::memcpy_async(void* dst, const void* src, uint64_t size,
+                                         int32_t kind, flagos_stream_t stream) {
   static const char* fn = "memcpy_async";
   return guarded(fn, [&] {
     std::shared_ptr<Stream> s;
     flagos_status_t st = find_stream(fn, stream, &s);
-    if (st == FLAGOS_SUCCESS) st = check_kind(fn, kind);
+    if (st == FLAGOS_SUCCESS) st = kit::check_copy_kind(fn, kind);
     if (st != FLAGOS_SUCCESS || size == 0) return st;
     Endpoint d, sr;
     st = resolve_copy(fn, dst, src, size, kind, s->device(), &d, &sr);
@@ -41,9 +42,9 @@ flagos_status_t api_memcpy_async(void* dst, const void* src, uint64_t size, int3
   });
 }
 
-flagos_status_t api_memcpy_peer_async(void* dst, flagos_device_t dst_device, const void* src,
-                                      flagos_device_t src_device, uint64_t size,
-                                      flagos_stream_t stream) {
+flagos_status_t HostPlugin::memcpy_peer_async(void* dst, flagos_device_t dst_device,
+                                              const void* src, flagos_device_t src_device,
+                                              uint64_t size, flagos_stream_t stream) {
   static const char* fn = "memcpy_peer_async";
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, dst_device);
@@ -63,7 +64,8 @@ flagos_status_t api_memcpy_peer_async(void* dst, flagos_device_t dst_device, con
   });
 }
 
-flagos_status_t api_memset_async(void* dst, uint8_t value, uint64_t size, flagos_stream_t stream) {
+flagos_status_t HostPlugin::memset_async(void* dst, uint8_t value, uint64_t size,
+                                         flagos_stream_t stream) {
   static const char* fn = "memset_async";
   return guarded(fn, [&] {
     std::shared_ptr<Stream> s;

@@ -1,8 +1,8 @@
 #include "api.h"
 #include "devices.h"
-#include "errors.h"
-#include "fork_guard.h"
+#include "flagos/kit/fork_guard.hpp"
 #include "handles.h"
+#include "kit.h"
 
 namespace flagos_host {
 namespace {
@@ -10,7 +10,7 @@ namespace {
 // Looks up the event and checks that the plugin may still wait on workers.
 flagos_status_t usable_event(const char* fn, flagos_event_t h, std::shared_ptr<Event>* out) {
   flagos_status_t st = find_event(fn, h, out);
-  return st != FLAGOS_SUCCESS ? st : require_workers(fn);
+  return st != FLAGOS_SUCCESS ? st : kit::fork_guard().check(fn);
 }
 
 // The outcome of a completed marker, as a status with message.
@@ -23,27 +23,27 @@ flagos_status_t marker_result(const char* fn, flagos_event_t h, Marker& m) {
 
 }  // namespace
 
-flagos_status_t api_event_create(flagos_device_t device, uint32_t flags, flagos_event_t* event) {
+flagos_status_t HostPlugin::event_create(flagos_device_t device, uint32_t flags,
+                                         flagos_event_t* event) {
   static const char* fn = "event_create";
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
+    if (st == FLAGOS_SUCCESS) st = kit::need(fn, event, "event");
+    if (st == FLAGOS_SUCCESS) st = kit::check_event_flags(fn, flags);
     if (st != FLAGOS_SUCCESS) return st;
-    if (event == nullptr) return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: event is NULL", fn);
-    if ((flags & ~FLAGOS_EVENT_TIMING) != 0)
-      return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn, flags);
     *event = add_event(std::make_shared<Event>(device, flags));
     return FLAGOS_SUCCESS;
   });
 }
 
-flagos_status_t api_event_destroy(flagos_event_t event) {
+flagos_status_t HostPlugin::event_destroy(flagos_event_t event) {
   return guarded("event_destroy", [&] {
     // Pending records keep their markers alive; the event itself can go now.
     return event == nullptr ? FLAGOS_SUCCESS : remove_event("event_destroy", event);
   });
 }
 
-flagos_status_t api_event_record(flagos_event_t event, flagos_stream_t stream) {
+flagos_status_t HostPlugin::event_record(flagos_event_t event, flagos_stream_t stream) {
   static const char* fn = "event_record";
   return guarded(fn, [&] {
     std::shared_ptr<Event> e;
@@ -66,7 +66,7 @@ flagos_status_t api_event_record(flagos_event_t event, flagos_stream_t stream) {
   });
 }
 
-flagos_status_t api_event_query(flagos_event_t event) {
+flagos_status_t HostPlugin::event_query(flagos_event_t event) {
   static const char* fn = "event_query";
   return guarded(fn, [&] {
     std::shared_ptr<Event> e;
@@ -78,7 +78,7 @@ flagos_status_t api_event_query(flagos_event_t event) {
   });
 }
 
-flagos_status_t api_event_synchronize(flagos_event_t event) {
+flagos_status_t HostPlugin::event_synchronize(flagos_event_t event) {
   static const char* fn = "event_synchronize";
   return guarded(fn, [&] {
     std::shared_ptr<Event> e;
@@ -91,16 +91,15 @@ flagos_status_t api_event_synchronize(flagos_event_t event) {
   });
 }
 
-flagos_status_t api_event_elapsed_ms(flagos_event_t start, flagos_event_t end,
-                                     float* milliseconds) {
+flagos_status_t HostPlugin::event_elapsed_ms(flagos_event_t start, flagos_event_t end,
+                                             float* milliseconds) {
   static const char* fn = "event_elapsed_ms";
   return guarded(fn, [&] {
     std::shared_ptr<Event> e[2];
     flagos_status_t st = usable_event(fn, start, &e[0]);
     if (st == FLAGOS_SUCCESS) st = usable_event(fn, end, &e[1]);
+    if (st == FLAGOS_SUCCESS) st = kit::need(fn, milliseconds, "milliseconds");
     if (st != FLAGOS_SUCCESS) return st;
-    if (milliseconds == nullptr)
-      return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: milliseconds is NULL", fn);
     std::shared_ptr<Marker> m[2];
     for (int i = 0; i < 2; ++i) {
       const char* which = i == 0 ? "start" : "end";

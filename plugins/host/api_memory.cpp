@@ -1,21 +1,20 @@
 #include "api.h"
 #include "devices.h"
-#include "errors.h"
+#include "kit.h"
 #include "memory.h"
 
 namespace flagos_host {
 
-flagos_status_t api_mem_alloc(flagos_device_t device, uint64_t size, void** ptr) {
+flagos_status_t HostPlugin::mem_alloc(flagos_device_t device, uint64_t size, void** ptr) {
   static const char* fn = "mem_alloc";
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
-    if (st != FLAGOS_SUCCESS) return st;
-    if (ptr == nullptr) return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: ptr is NULL", fn);
-    return alloc_device(fn, device, size, ptr);
+    if (st == FLAGOS_SUCCESS) st = kit::need(fn, ptr, "ptr");
+    return st != FLAGOS_SUCCESS ? st : alloc_device(fn, device, size, ptr);
   });
 }
 
-flagos_status_t api_mem_free(flagos_device_t device, void* ptr) {
+flagos_status_t HostPlugin::mem_free(flagos_device_t device, void* ptr) {
   static const char* fn = "mem_free";
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
@@ -24,24 +23,25 @@ flagos_status_t api_mem_free(flagos_device_t device, void* ptr) {
   });
 }
 
-flagos_status_t api_host_alloc(uint64_t size, void** ptr) {
+flagos_status_t HostPlugin::host_alloc(uint64_t size, void** ptr) {
   static const char* fn = "host_alloc";
   return guarded(fn, [&] {
-    if (ptr == nullptr) return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: ptr is NULL", fn);
-    return alloc_pinned(fn, size, ptr);
+    flagos_status_t st = kit::need(fn, ptr, "ptr");
+    return st != FLAGOS_SUCCESS ? st : alloc_pinned(fn, size, ptr);
   });
 }
 
-flagos_status_t api_host_free(void* ptr) {
+flagos_status_t HostPlugin::host_free(void* ptr) {
   return guarded("host_free", [&] { return free_pinned("host_free", ptr); });
 }
 
-flagos_status_t api_pointer_get_attributes(const void* ptr, int32_t* kind,
-                                           flagos_device_t* device) {
+flagos_status_t HostPlugin::pointer_get_attributes(const void* ptr, int32_t* kind,
+                                                   flagos_device_t* device) {
   static const char* fn = "pointer_get_attributes";
   return guarded(fn, [&] {
-    if (kind == nullptr || device == nullptr)
-      return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: kind or device is NULL", fn);
+    flagos_status_t st = kit::need(fn, kind, "kind");
+    if (st == FLAGOS_SUCCESS) st = kit::need(fn, device, "device");
+    if (st != FLAGOS_SUCCESS) return st;
     std::shared_ptr<Block> b = ptr != nullptr ? find_block(ptr) : nullptr;
     if (!b) {
       *kind = FLAGOS_POINTER_UNKNOWN;

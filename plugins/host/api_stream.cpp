@@ -1,29 +1,29 @@
 #include "api.h"
 #include "devices.h"
-#include "errors.h"
-#include "fork_guard.h"
+#include "flagos/kit/fork_guard.hpp"
 #include "handles.h"
+#include "kit.h"
 
 namespace flagos_host {
 
-flagos_status_t api_get_default_stream(flagos_device_t device, flagos_stream_t* stream) {
+flagos_status_t HostPlugin::get_default_stream(flagos_device_t device, flagos_stream_t* stream) {
   static const char* fn = "get_default_stream";
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
+    if (st == FLAGOS_SUCCESS) st = kit::need(fn, stream, "stream");
     if (st != FLAGOS_SUCCESS) return st;
-    if (stream == nullptr) return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
     *stream = to_handle(default_stream(device).get());
     return FLAGOS_SUCCESS;
   });
 }
 
-flagos_status_t api_stream_create(flagos_device_t device, int32_t priority,
-                                  flagos_stream_t* stream) {
+flagos_status_t HostPlugin::stream_create(flagos_device_t device, int32_t priority,
+                                          flagos_stream_t* stream) {
   static const char* fn = "stream_create";
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
+    if (st == FLAGOS_SUCCESS) st = kit::need(fn, stream, "stream");
     if (st != FLAGOS_SUCCESS) return st;
-    if (stream == nullptr) return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
     // No worker yet: it starts with the first piece of work.
     auto s = std::make_shared<Stream>(device, clamp_priority(priority), /*is_default=*/false);
     *stream = add_stream(std::move(s));
@@ -31,7 +31,7 @@ flagos_status_t api_stream_create(flagos_device_t device, int32_t priority,
   });
 }
 
-flagos_status_t api_stream_destroy(flagos_stream_t stream) {
+flagos_status_t HostPlugin::stream_destroy(flagos_stream_t stream) {
   static const char* fn = "stream_destroy";
   return guarded(fn, [&] {
     if (stream == nullptr) return FLAGOS_SUCCESS;
@@ -40,7 +40,7 @@ flagos_status_t api_stream_destroy(flagos_stream_t stream) {
     if (st != FLAGOS_SUCCESS) return st;
     // After fork() a dead parent worker may have left the stream's lock held:
     // forget the stream without touching it.
-    if (require_workers(fn) != FLAGOS_SUCCESS) {
+    if (kit::fork_guard().check(fn) != FLAGOS_SUCCESS) {
       new std::shared_ptr<Stream>(std::move(s));  // leaked on purpose
       return FLAGOS_SUCCESS;
     }
@@ -49,7 +49,7 @@ flagos_status_t api_stream_destroy(flagos_stream_t stream) {
   });
 }
 
-flagos_status_t api_stream_query(flagos_stream_t stream) {
+flagos_status_t HostPlugin::stream_query(flagos_stream_t stream) {
   static const char* fn = "stream_query";
   return guarded(fn, [&] {
     std::shared_ptr<Stream> s;
@@ -58,7 +58,7 @@ flagos_status_t api_stream_query(flagos_stream_t stream) {
   });
 }
 
-flagos_status_t api_stream_synchronize(flagos_stream_t stream) {
+flagos_status_t HostPlugin::stream_synchronize(flagos_stream_t stream) {
   static const char* fn = "stream_synchronize";
   return guarded(fn, [&] {
     std::shared_ptr<Stream> s;
@@ -67,14 +67,14 @@ flagos_status_t api_stream_synchronize(flagos_stream_t stream) {
   });
 }
 
-flagos_status_t api_stream_wait_event(flagos_stream_t stream, flagos_event_t event) {
+flagos_status_t HostPlugin::stream_wait_event(flagos_stream_t stream, flagos_event_t event) {
   static const char* fn = "stream_wait_event";
   return guarded(fn, [&] {
     std::shared_ptr<Stream> s;
     std::shared_ptr<Event> e;
     flagos_status_t st = find_stream(fn, stream, &s);
     if (st == FLAGOS_SUCCESS) st = find_event(fn, event, &e);
-    if (st == FLAGOS_SUCCESS) st = require_workers(fn);
+    if (st == FLAGOS_SUCCESS) st = kit::fork_guard().check(fn);
     if (st != FLAGOS_SUCCESS) return st;
     std::shared_ptr<Marker> m = e->latest();  // the record captured now, not a later one
     if (!m || m->done()) return FLAGOS_SUCCESS;  // nothing to wait for

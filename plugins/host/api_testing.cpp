@@ -4,8 +4,8 @@
 #include <thread>
 
 #include "api.h"
-#include "errors.h"
 #include "handles.h"
+#include "kit.h"
 
 namespace flagos_host {
 namespace {

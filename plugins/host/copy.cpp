@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "errors.h"
 #include "flagos/plugin_api.h"
+#include "kit.h"
 
 namespace flagos_host {
 namespace {
@@ -18,13 +18,6 @@ bool range_fits(const Block& b, const void* ptr, uint64_t size) {
 }
 
 }  // namespace
-
-flagos_status_t check_kind(const char* fn, int32_t kind) {
-  if (kind >= FLAGOS_MEMCPY_HOST_TO_HOST && kind <= FLAGOS_MEMCPY_DEVICE_TO_DEVICE)
-    return FLAGOS_SUCCESS;
-  return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: copy kind %d is not a FLAGOS_MEMCPY_* value", fn,
-              kind);
-}
 
 flagos_status_t resolve_device(const char* fn, const char* what, const void* ptr, uint64_t size,
                                int32_t device, Endpoint* out) {
@@ -60,12 +53,12 @@ flagos_status_t resolve_host(const char* fn, const char* what, const void* ptr, 
 
 flagos_status_t resolve_copy(const char* fn, void* dst, const void* src, uint64_t size,
                              int32_t kind, int32_t device, Endpoint* d, Endpoint* s) {
-  bool dst_dev = kind == FLAGOS_MEMCPY_HOST_TO_DEVICE || kind == FLAGOS_MEMCPY_DEVICE_TO_DEVICE;
-  bool src_dev = kind == FLAGOS_MEMCPY_DEVICE_TO_HOST || kind == FLAGOS_MEMCPY_DEVICE_TO_DEVICE;
-  flagos_status_t st = check_kind(fn, kind);
+  flagos_status_t st = kit::check_copy_kind(fn, kind);
   if (st != FLAGOS_SUCCESS) return st;
+  const bool dst_dev = kit::copy_dst_is_device(kind);
+  const bool src_dev = kit::copy_src_is_device(kind);
   st = dst_dev ? resolve_device(fn, "dst", dst, size, device, d)
-                               : resolve_host(fn, "dst", dst, size, d);
+               : resolve_host(fn, "dst", dst, size, d);
   if (st != FLAGOS_SUCCESS) return st;
   st = src_dev ? resolve_device(fn, "src", src, size, device, s)
                : resolve_host(fn, "src", src, size, s);

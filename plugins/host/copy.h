@@ -19,9 +19,6 @@ struct Endpoint {
   bool pageable() const { return !block; }
 };
 
-// SUCCESS for a FLAGOS_MEMCPY_* direction, else INVALID_ARGUMENT.
-flagos_status_t check_kind(const char* fn, int32_t kind);
-
 // Any device (device < 0) or that device: [ptr, ptr + size) must lie inside
 // one live mem_alloc block. `what` names the argument in messages.
 flagos_status_t resolve_device(const char* fn, const char* what, const void* ptr, uint64_t size,

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "errors.h"
+#include "kit.h"
 #include "options.h"
 
 namespace flagos_host {
@@ -15,22 +15,12 @@ namespace {
 
 thread_local int32_t t_current_device = 0;
 
-// Copies `text` into a fixed char array member, always NUL-terminated.
-template <size_t N>
-void put_string(char (&dst)[N], const char* text) {
-  std::snprintf(dst, N, "%s", text);
-}
-
 }  // namespace
 
 int32_t device_count() { return options().devices; }
 
-bool device_valid(int32_t device) { return device >= 0 && device < device_count(); }
-
 flagos_status_t check_device(const char* fn, int32_t device) {
-  if (device_valid(device)) return FLAGOS_SUCCESS;
-  return fail(FLAGOS_ERROR_INVALID_DEVICE, "%s: device %d out of range [0, %d)", fn, device,
-              device_count());
+  return kit::check_device(fn, device, device_count());
 }
 
 int32_t current_device() { return t_current_device; }
@@ -53,11 +43,11 @@ int32_t clamp_priority(int32_t priority) {
   return std::min(std::max(priority, kPriorityHighest), kPriorityLowest);
 }
 
-void fill_properties(int32_t device, flagos_device_properties_t* p) {
+flagos_device_properties_t properties(int32_t device) {
   (void)device;  // all host devices are alike
   flagos_device_properties_t v;
   std::memset(&v, 0, sizeof v);
-  put_string(v.name, "flagos host device");
+  std::snprintf(v.name, sizeof v.name, "%s", "flagos host device");
   struct utsname u;
   // "%.58s": "host-" plus the machine name always fits the 64-byte array.
   std::snprintf(v.arch, sizeof v.arch, "host-%.58s", uname(&u) == 0 ? u.machine : "unknown");
@@ -69,27 +59,7 @@ void fill_properties(int32_t device, flagos_device_properties_t* p) {
   v.stream_priority_highest = kPriorityHighest;
   v.capabilities = capabilities();
   v.interop_device_index = -1;
-
-  // Member by member, so a caller's shorter (older) struct is never overrun.
-#define FLAGOS_PUT(m) \
-  if (FLAGOS_HAS_MEMBER(flagos_device_properties_t, p, m)) std::memcpy(&p->m, &v.m, sizeof v.m)
-  FLAGOS_PUT(name);
-  FLAGOS_PUT(arch);
-  FLAGOS_PUT(uuid);
-  FLAGOS_PUT(pci_domain);
-  FLAGOS_PUT(pci_bus);
-  FLAGOS_PUT(pci_device);
-  FLAGOS_PUT(capability_major);
-  FLAGOS_PUT(capability_minor);
-  FLAGOS_PUT(multiprocessor_count);
-  FLAGOS_PUT(total_memory);
-  FLAGOS_PUT(alloc_alignment);
-  FLAGOS_PUT(stream_priority_lowest);
-  FLAGOS_PUT(stream_priority_highest);
-  FLAGOS_PUT(capabilities);
-  FLAGOS_PUT(interop_device_index);
-  FLAGOS_PUT(reserved0);
-#undef FLAGOS_PUT
+  return v;
 }
 
 }  // namespace flagos_host

@@ -12,7 +12,6 @@ constexpr int32_t kPriorityLowest = 0;
 constexpr int32_t kPriorityHighest = -1;
 
 int32_t device_count();
-bool device_valid(int32_t device);
 // SUCCESS, or INVALID_DEVICE with a message naming `fn` and the range.
 flagos_status_t check_device(const char* fn, int32_t device);
 
@@ -24,7 +23,7 @@ uint64_t alloc_alignment();
 uint64_t capabilities();
 int32_t clamp_priority(int32_t priority);
 
-// Writes every member that fits in props->struct_size (not struct_size itself).
-void fill_properties(int32_t device, flagos_device_properties_t* props);
+// Every member, for kit::write_properties to copy what fits the caller's struct.
+flagos_device_properties_t properties(int32_t device);
 
 }  // namespace flagos_host

@@ -1,32 +1,43 @@
 #include "handles.h"
 
 #include <algorithm>
-#include <unordered_map>
 
-#include "devices.h"
-#include "errors.h"
+#include "flagos/kit/handle_table.hpp"
+#include "kit.h"
 #include "options.h"
 
 namespace flagos_host {
 namespace {
 
-struct Tables {
-  std::unordered_map<flagos_stream_t, std::shared_ptr<Stream>> streams;
-  std::unordered_map<flagos_event_t, std::shared_ptr<Event>> events;
+using StreamTable = kit::HandleTable<flagos_stream_t, Stream>;
+using EventTable = kit::HandleTable<flagos_event_t, Event>;
+
+// What the stream table cannot tell: a device's default stream, and its
+// destroyed streams that still drain (device_synchronize waits for them).
+struct Devices {
+  std::mutex mutex;  // taken before the stream table's, never inside it
   std::shared_ptr<Stream> defaults[kMaxDevices];
   // Weak, so destroyed streams drop out once their worker let go.
-  std::vector<std::weak_ptr<Stream>> per_device[kMaxDevices];
+  std::vector<std::weak_ptr<Stream>> streams[kMaxDevices];
 };
 
 // Leaked on purpose: no destructor may run at process exit while workers live.
-Tables& tables() {
-  static Tables* t = new Tables;
+StreamTable& streams() {
+  static StreamTable* t = new StreamTable("stream");
   return *t;
 }
+EventTable& events() {
+  static EventTable* t = new EventTable("event");
+  return *t;
+}
+Devices& devices() {
+  static Devices* d = new Devices;
+  return *d;
+}
 
-// With handles_mutex() held.
+// With devices().mutex held.
 void track(const std::shared_ptr<Stream>& s) {
-  auto& list = tables().per_device[s->device()];
+  auto& list = devices().streams[s->device()];
   list.erase(std::remove_if(list.begin(), list.end(), [](auto& w) { return w.expired(); }),
              list.end());
   list.push_back(s);
@@ -34,88 +45,56 @@ void track(const std::shared_ptr<Stream>& s) {
 
 }  // namespace
 
-std::mutex& handles_mutex() {
-  static std::mutex* m = new std::mutex;
-  return *m;
+std::vector<std::mutex*> handle_mutexes() {
+  return {&devices().mutex, &streams().mutex(), &events().mutex()};
 }
 
 flagos_stream_t add_stream(std::shared_ptr<Stream> s) {
-  flagos_stream_t h = to_handle(s.get());
-  std::lock_guard<std::mutex> lock(handles_mutex());
+  std::lock_guard<std::mutex> lock(devices().mutex);
   track(s);
-  tables().streams[h] = std::move(s);
-  return h;
+  return streams().add(std::move(s));
 }
 
 std::shared_ptr<Stream> default_stream(int32_t device) {
-  std::lock_guard<std::mutex> lock(handles_mutex());
-  auto& slot = tables().defaults[device];
+  std::lock_guard<std::mutex> lock(devices().mutex);
+  auto& slot = devices().defaults[device];
   if (!slot) {
-    auto s = std::make_shared<Stream>(device, 0, /*is_default=*/true);
-    track(s);
-    tables().streams[to_handle(s.get())] = s;
-    slot = std::move(s);
+    slot = std::make_shared<Stream>(device, 0, /*is_default=*/true);
+    track(slot);
+    streams().add(slot);
   }
   return slot;
 }
 
 flagos_status_t find_stream(const char* fn, flagos_stream_t h, std::shared_ptr<Stream>* out) {
-  if (h == nullptr) return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: stream is NULL", fn);
-  std::lock_guard<std::mutex> lock(handles_mutex());
-  auto it = tables().streams.find(h);
-  if (it == tables().streams.end())
-    return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: unknown stream %p", fn, (void*)h);
-  *out = it->second;
-  return FLAGOS_SUCCESS;
+  return streams().find(fn, h, out);
 }
 
 flagos_status_t remove_stream(const char* fn, flagos_stream_t h, std::shared_ptr<Stream>* out) {
-  std::lock_guard<std::mutex> lock(handles_mutex());
-  auto it = tables().streams.find(h);
-  if (it == tables().streams.end())
-    return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: unknown stream %p", fn, (void*)h);
-  if (it->second->is_default())
+  return streams().take(fn, h, out, [&](const Stream& s) -> flagos_status_t {
+    if (!s.is_default()) return FLAGOS_SUCCESS;
     return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: stream %p is the default stream of device %d",
-                fn, (void*)h, it->second->device());
-  *out = std::move(it->second);
-  tables().streams.erase(it);
-  return FLAGOS_SUCCESS;
+                fn, (void*)h, s.device());
+  });
 }
 
 std::vector<std::shared_ptr<Stream>> device_streams(int32_t device) {
   std::vector<std::shared_ptr<Stream>> out;
-  std::lock_guard<std::mutex> lock(handles_mutex());
-  for (auto& w : tables().per_device[device])
+  std::lock_guard<std::mutex> lock(devices().mutex);
+  for (auto& w : devices().streams[device])
     if (auto s = w.lock()) out.push_back(std::move(s));
   return out;
 }
 
-flagos_event_t add_event(std::shared_ptr<Event> e) {
-  flagos_event_t h = to_handle(e.get());
-  std::lock_guard<std::mutex> lock(handles_mutex());
-  tables().events[h] = std::move(e);
-  return h;
-}
+flagos_event_t add_event(std::shared_ptr<Event> e) { return events().add(std::move(e)); }
 
 flagos_status_t find_event(const char* fn, flagos_event_t h, std::shared_ptr<Event>* out) {
-  if (h == nullptr) return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: event is NULL", fn);
-  std::lock_guard<std::mutex> lock(handles_mutex());
-  auto it = tables().events.find(h);
-  if (it == tables().events.end())
-    return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: unknown event %p", fn, (void*)h);
-  *out = it->second;
-  return FLAGOS_SUCCESS;
+  return events().find(fn, h, out);
 }
 
 flagos_status_t remove_event(const char* fn, flagos_event_t h) {
-  std::shared_ptr<Event> doomed;  // released after the lock
-  std::lock_guard<std::mutex> lock(handles_mutex());
-  auto it = tables().events.find(h);
-  if (it == tables().events.end())
-    return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: unknown event %p", fn, (void*)h);
-  doomed = std::move(it->second);
-  tables().events.erase(it);
-  return FLAGOS_SUCCESS;
+  std::shared_ptr<Event> doomed;  // released after the table's lock
+  return events().take(fn, h, &doomed);
 }
 
 }  // namespace flagos_host

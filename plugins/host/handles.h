@@ -1,6 +1,6 @@
-// The live stream and event handles. Every call that takes a handle looks it
-// up here, so a handle that is NULL, foreign or destroyed is reported as
-// INVALID_HANDLE (as far as addresses are not reused) instead of crashing.
+// The live stream and event handles, in kit::HandleTable so that a handle
+// that is NULL, foreign or destroyed is INVALID_HANDLE instead of a crash;
+// plus each device's default stream and the streams still running on it.
 #pragma once
 
 #include <memory>
@@ -13,11 +13,10 @@
 
 namespace flagos_host {
 
-// Guards the handle tables; held across fork() (see fork_guard).
-std::mutex& handles_mutex();
+// The mutexes behind the handles, in lock order; held across fork().
+std::vector<std::mutex*> handle_mutexes();
 
 inline flagos_stream_t to_handle(Stream* s) { return reinterpret_cast<flagos_stream_t>(s); }
-inline flagos_event_t to_handle(Event* e) { return reinterpret_cast<flagos_event_t>(e); }
 
 // Registers a new stream and returns its handle.
 flagos_stream_t add_stream(std::shared_ptr<Stream> s);

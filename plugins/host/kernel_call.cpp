@@ -5,9 +5,9 @@
 
 #include "copy.h"
 #include "devices.h"
-#include "errors.h"
 #include "flagos/abi_sizes.h"
 #include "handles.h"
+#include "kit.h"
 
 namespace flagos_host {
 namespace {

@@ -3,9 +3,9 @@
 // (ATen would resize it: that is left to the next route).
 #include <cmath>
 
-#include "errors.h"
 #include "kernel_call.h"
 #include "kernels.h"
+#include "kit.h"
 
 namespace flagos_host {
 namespace {

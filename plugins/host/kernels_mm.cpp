@@ -1,9 +1,9 @@
 // mm.out: out[n, m] = self[n, k] @ mat2[k, m] with any strides, accumulating
 // in double for floating types. The product is complete before out is
 // written, so out may alias an input.
-#include "errors.h"
 #include "kernel_call.h"
 #include "kernels.h"
+#include "kit.h"
 
 namespace flagos_host {
 

@@ -1,9 +1,9 @@
 // sum.IntList_out: sums over the listed dims (all of them for None or []),
 // accumulating in double for floating types, in wrapping int64 otherwise.
 // The whole input is read before out is written, so out may alias it.
-#include "errors.h"
 #include "kernel_call.h"
 #include "kernels.h"
+#include "kit.h"
 
 namespace flagos_host {
 namespace {

@@ -10,7 +10,7 @@
 #include <map>
 
 #include "devices.h"
-#include "errors.h"
+#include "kit.h"
 #include "options.h"
 
 namespace flagos_host {

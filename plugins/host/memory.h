@@ -37,7 +37,7 @@ struct Block {
   }
 };
 
-// Guards the block map; held across fork() (see fork_guard).
+// Guards the block map; held across fork() (see plugin_entry.cpp).
 std::mutex& memory_mutex();
 
 flagos_status_t alloc_device(const char* fn, int32_t device, uint64_t size, void** out);

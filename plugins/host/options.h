@@ -23,8 +23,9 @@ struct Options {
 // Options with every key at its default (capacity: half the physical RAM).
 Options default_options();
 
-// Reads the option keys/values of `host` (unknown keys ignored). On a bad
-// value sets the last error (naming `fn`) and returns INVALID_ARGUMENT.
+// Reads the options of `host` (unknown keys ignored; the last of a repeated
+// key wins). On a bad value sets the last error (naming `fn` and the option)
+// and returns INVALID_ARGUMENT.
 flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Options* out);
 
 // The options in force: fixed by the first successful entry call.

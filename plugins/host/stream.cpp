@@ -6,8 +6,8 @@
 #include <system_error>
 #include <thread>
 
-#include "errors.h"
-#include "fork_guard.h"
+#include "flagos/kit/fork_guard.hpp"
+#include "kit.h"
 
 namespace flagos_host {
 namespace {
@@ -20,7 +20,7 @@ flagos_status_t run_task(const Task& task) {
 }  // namespace
 
 flagos_status_t Stream::enqueue(const char* fn, Task task, uint64_t* ticket) {
-  flagos_status_t st = require_workers(fn);
+  flagos_status_t st = kit::fork_guard().check(fn);
   if (st != FLAGOS_SUCCESS) return st;
   std::lock_guard<std::mutex> lock(mu_);
   if (closing_)
@@ -34,12 +34,14 @@ flagos_status_t Stream::enqueue(const char* fn, Task task, uint64_t* ticket) {
 }
 
 flagos_status_t Stream::start_worker(const char* fn) {
+  // From here on a child forked by this process has lost the worker.
+  flagos_status_t st = kit::fork_guard().use(fn);
+  if (st != FLAGOS_SUCCESS) return st;
   // Workers inherit a fully blocked signal mask: asynchronous signals (SIGINT
   // for Python, SIGCHLD...) keep going to the application's own threads.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  note_worker_started();
   try {
     std::thread([self = shared_from_this()] { self->run(); }).detach();
   } catch (const std::system_error& e) {
@@ -53,7 +55,7 @@ flagos_status_t Stream::start_worker(const char* fn) {
 }
 
 flagos_status_t Stream::wait(const char* fn, uint64_t ticket) {
-  flagos_status_t st = require_workers(fn);
+  flagos_status_t st = kit::fork_guard().check(fn);
   if (st != FLAGOS_SUCCESS) return st;
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, [&] { return completed_ >= ticket; });
@@ -70,7 +72,7 @@ flagos_status_t Stream::synchronize(const char* fn) {
 }
 
 flagos_status_t Stream::query(const char* fn) {
-  flagos_status_t st = require_workers(fn);
+  flagos_status_t st = kit::fork_guard().check(fn);
   if (st != FLAGOS_SUCCESS) return st;
   std::lock_guard<std::mutex> lock(mu_);
   if (completed_ < enqueued_) return FLAGOS_NOT_READY;

@@ -16,7 +16,7 @@
 
 namespace flagos_host {
 
-// A unit of stream work. A failing task reports through errors.h `fail()`;
+// A unit of stream work. A failing task reports through `fail()` (kit.h);
 // its status becomes the stream's sticky error.
 using Task = std::function<flagos_status_t()>;
 

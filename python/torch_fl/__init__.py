@@ -91,11 +91,13 @@ _initialized = False
 def _check_devices(plugin: dict) -> None:
     """An explicitly chosen plugin without a device leaves nothing to run on."""
     if plugin["origin"] == "explicit" and plugin["device_count"] == 0:
+        # Why: the requirements it states (checked without loading it), else its own note.
         unmet = [c["unavailable"] for c in installed_plugins()
                  if c["path"] == plugin["path"] and c.get("unavailable")]
+        why = unmet[0] if unmet else plugin.get("device_note")
         raise RuntimeError(
             f"[flagos] FLAGOS_PLUGIN={_env.get('FLAGOS_PLUGIN')}: plugin '{plugin['name']}' "
-            f"({plugin['path']}) reports 0 devices{f' ({unmet[0]})' if unmet else ''}; unset "
+            f"({plugin['path']}) reports 0 devices{f' ({why})' if why else ''}; unset "
             f"FLAGOS_PLUGIN to use the host plugin (`python -m torch_fl info` describes the plugin)")
 
 

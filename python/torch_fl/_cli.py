@@ -21,9 +21,25 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     import torch_fl
 
     for c in torch_fl.installed_plugins():
-        why = f"  (not loaded unless named: {c['unavailable']})" if c.get("unavailable") else ""
-        print(f"{c['name']:<16} {c['origin']:<12} {c['path']}{why}")
+        print(f"{c['name']:<16} {c['origin']:<12} {c['path']}  ({_plugin_state(c)})")
     return 0
+
+
+def _plugin_state(candidate: dict) -> str:
+    """What a listed plugin finds here: its devices, or why none, in one line.
+    A plugin whose requirements are unmet is not loaded at all."""
+    from torch_fl import _C
+
+    if candidate.get("unavailable"):
+        return f"not loaded unless named: {candidate['unavailable']}"
+    try:
+        info = _C.inspect_plugin(candidate["name"], candidate["path"])
+    except Exception as exc:  # the loader's one-line reason
+        return f"fails to load: {exc}"
+    count = info["device_count"]
+    if count:
+        return f"{count} device{'s' if count > 1 else ''}"
+    return f"0 devices: {info['device_note']}" if info.get("device_note") else "0 devices"
 
 
 def _cmd_info(args: argparse.Namespace) -> int:

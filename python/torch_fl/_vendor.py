@@ -26,9 +26,11 @@ from torch_fl import _env
 
 NAME = "GEMS_VENDOR"
 
-# The FlagGems vendor each accelerator plugin maps to. Only the values the
-# spec names are filled in; ppu, tsingmicro and bpu have no vendor name here
-# yet (their plugins do not exist), and so detection for them fails loudly.
+# The FlagGems vendor each accelerator plugin maps to. ppu: FlagGems has no
+# PPU backend; PPU's SDK is a CUDA toolkit and its Triton targets it as CUDA,
+# so it takes FlagGems' nvidia backend (as a PPU build of torch is a CUDA
+# build) — unverified on PPU hardware. tsingmicro and bpu have no vendor name
+# here (their plugins do not exist), and so detection for them fails loudly.
 ACCELERATOR_VENDORS: dict[str, str | None] = {
     "cuda": "nvidia",
     "metax": "metax",
@@ -36,7 +38,7 @@ ACCELERATOR_VENDORS: dict[str, str | None] = {
     "ascend": "ascend",
     "musa": "mthreads",
     "gcu": "enflame",
-    "ppu": None,
+    "ppu": "nvidia",
     "tsingmicro": None,
     "bpu": None,
 }

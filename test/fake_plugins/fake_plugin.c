@@ -4,7 +4,7 @@
  * exactly like a vendor plugin.
  *
  *   FAKE_OK             a minimal valid plugin with 0 devices
- *   FAKE_WRONG_MAJOR    claims ABI 2.0
+ *   FAKE_WRONG_MAJOR    claims the next ABI major
  *   FAKE_SHORT_TABLE    struct_size too small for the required members
  *   FAKE_NULL_REQUIRED  mem_alloc is NULL
  *   FAKE_ENTRY_FAILS    entry returns RUNTIME_UNAVAILABLE with a message

@@ -1,6 +1,7 @@
-"""plugins/cuda (libflagos_cuda.so over the CUDA runtime): its packaging and
-how torch_fl treats it on a machine without a GPU; the certification on a
-GPU is marked `gpu`. Skipped where the build found no CUDA runtime."""
+"""The cuda plugin (libflagos_cuda.so, plugins/cudalike with the CUDA table):
+its packaging and how torch_fl treats it on a machine without a GPU; the
+certification on a GPU is marked `gpu`. Its behaviour against a simulated
+CUDA runtime is in test_cudalike_sim.py."""
 
 from __future__ import annotations
 
@@ -30,8 +31,7 @@ def installed() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def cuda_plugin(installed) -> Path:
     if "cuda" not in installed:
-        pytest.skip("plugins/cuda was not built: the configure step found no CUDA runtime "
-                    "(cuda_runtime_api.h and libcudart; see docs/platforms/cuda.md)")
+        pytest.skip("the cuda plugin was not built")
     return Path(installed["cuda"])
 
 
@@ -74,14 +74,13 @@ def test_exports_only_the_entry_symbol(cuda_plugin):
     assert exported_symbols(cuda_plugin) == ["flagos_plugin_get_api"]
 
 
-def test_needs_only_the_cuda_runtime_and_libc(cuda_plugin):
-    # Built against include/ and libcudart only: no torch, no core, and its
-    # C++ runtime linked in statically.
+def test_needs_only_libc(cuda_plugin):
+    # Built against include/ alone: no torch, no core, its C++ runtime linked
+    # in statically, and libcudart opened at first use rather than linked.
     out = subprocess.run(["readelf", "-d", str(cuda_plugin)], capture_output=True, text=True,
                          check=True).stdout
     needed = sorted(line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line)
-    assert [n for n in needed if not n.startswith(("libc.so", "libm.so", "ld-linux"))] in (
-        ["libcudart.so.12"], ["libcudart.so.13"]), needed
+    assert [n for n in needed if not n.startswith(("libc.so", "libm.so", "ld-linux"))] == [], needed
 
 
 def test_probe_answers_in_its_format(probe_answer, gpus):
@@ -91,8 +90,12 @@ def test_probe_answers_in_its_format(probe_answer, gpus):
 
 
 def test_probe_says_why_it_found_no_device(probe_answer, no_gpu):
+    # Either the runtime is missing (what was searched), or it is there and
+    # the driver is not (what the runtime said).
     notes = [line for line in probe_answer if line.startswith("# ")]
-    assert len(notes) == 1 and notes[0].startswith("# cudaGetDeviceCount: cudaError"), probe_answer
+    assert len(notes) == 1, probe_answer
+    assert notes[0].startswith(("# cudaGetDeviceCount: cudaError", "# no libcudart.so.13 or libcudart.so.12 "
+                                "found (searched ")), probe_answer
 
 
 def test_explicit_cuda_without_a_device_activates_with_zero_devices(cuda_plugin, no_gpu):

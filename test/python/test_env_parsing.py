@@ -206,14 +206,14 @@ def test_gems_vendor_detection_for_accelerator_plugins():
         print(_vendor.configure("cuda"), os.environ["GEMS_VENDOR"])
         del os.environ["GEMS_VENDOR"]
         try:
-            _vendor.configure("ppu")
+            _vendor.configure("tsingmicro")
         except RuntimeError as e:
             print(e)
         print(os.environ.get("GEMS_VENDOR"))
     """, env=BASE, check=True)
     assert proc.stdout.splitlines() == [
         "nvidia nvidia",
-        "[flagos] cannot detect the FlagGems vendor for the ppu plugin; set GEMS_VENDOR to one of: "
+        "[flagos] cannot detect the FlagGems vendor for the tsingmicro plugin; set GEMS_VENDOR to one of: "
         "ascend, enflame, hygon, metax, mthreads, nvidia",
         "None",
     ]

@@ -167,15 +167,17 @@ def test_an_op_given_two_devices_tensors_is_refused_as_on_cuda(op):
 def test_foreach_ops_take_lists_that_span_devices():
     """Foreach ops take lists that span devices (per-tensor work), as on
     CUDA. Their new results land on each tensor's device on a CUDA-ABI
-    plugin; a host kernel's results cannot say which device they belong to,
-    so there the out-of-place form is refused in one clear error."""
+    plugin and through the copy path (cpu_fallback) of a plugin whose memory
+    the host cannot address; a host kernel run in place on host-addressable
+    memory cannot say which device its results belong to, so there the
+    out-of-place form is refused in one clear error."""
     xs = [torch.ones(4, device="flagos:0"), torch.full((4,), 2.0, device="flagos:1")]
     ys = [torch.full((4,), 10.0, device="flagos:0"), torch.full((4,), 20.0, device="flagos:1")]
     torch._foreach_mul_(xs, 3.0)
     torch._foreach_add_(xs, ys)
     assert [t.device.index for t in xs] == [0, 1]
     assert [t.cpu().tolist() for t in xs] == [[13.0] * 4, [26.0] * 4]
-    if torch_fl.plugin_info()["name"] == "cuda":
+    if "host_addressable" not in torch_fl.flagos.get_device_properties(0).capabilities:
         out = torch._foreach_add(xs, ys)
         assert [t.device.index for t in out] == [0, 1]
         assert [t.cpu().tolist() for t in out] == [[23.0] * 4, [46.0] * 4]

@@ -1,6 +1,7 @@
 // handshake: the entry symbol and the table it returns (abi.h, plugin_api.h).
 #include <dirent.h>
 
+#include <cstring>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -173,11 +174,19 @@ void name_version(Ctx& c) {
 }
 
 // Structural checks of a known extension beyond its base.
-void check_known_extension(Ctx& c, const flagos_extension_t* e) {
+void check_known_extension(Ctx& c, const flagos_plugin_api_t* api, const flagos_extension_t* e) {
   if (e->type == FLAGOS_EXTENSION_TESTING) {
     c.require(e->struct_size >= FLAGOS_TESTING_EXT_SIZE_1_0, "testing extension too small");
     auto* t = reinterpret_cast<const flagos_testing_ext_t*>(e);
     c.expect(t->stream_enqueue_delay != nullptr, "testing: stream_enqueue_delay is NULL");
+  } else if (e->type == FLAGOS_EXTENSION_DIAGNOSTICS) {
+    c.require(e->struct_size >= FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1, "diagnostics extension too small");
+    auto* d = reinterpret_cast<const flagos_diagnostics_ext_t*>(e);
+    c.require(d->device_note != nullptr, "diagnostics: device_note is NULL");
+    int32_t count = -1;
+    c.ok(api->device_count(&count), "device_count");
+    const char* note = d->device_note();
+    c.expect(note != nullptr && std::strchr(note, '\n') == nullptr, "diagnostics: device_note is NULL or not one line");
   } else if (e->type == FLAGOS_EXTENSION_KERNELS) {
     c.require(e->struct_size >= FLAGOS_KERNELS_EXT_SIZE_1_0, "kernels extension too small");
     auto* k = reinterpret_cast<const flagos_kernels_ext_t*>(e);
@@ -207,11 +216,13 @@ void extensions_chain(Ctx& c) {
     c.require(e->struct_size >= FLAGOS_EXTENSION_SIZE_1_0,
               strf("extension type %d: struct_size %zu < %zu", e->type, e->struct_size,
                    static_cast<size_t>(FLAGOS_EXTENSION_SIZE_1_0)));
-    bool known = e->type == FLAGOS_EXTENSION_KERNELS || e->type == FLAGOS_EXTENSION_TESTING;
-    // Types below 0x10000 belong to the ABI; a 1.0 plugin can only use 1.0's.
+    // Types below 0x10000 belong to the ABI: a plugin uses those of its minor
+    // (DIAGNOSTICS came with 1.1), or vendor-private ones.
+    const bool known = e->type == FLAGOS_EXTENSION_KERNELS || e->type == FLAGOS_EXTENSION_TESTING ||
+                       (e->type == FLAGOS_EXTENSION_DIAGNOSTICS && api->abi_minor >= 1);
     c.expect(known || e->type >= 0x10000 || api->abi_minor > FLAGOS_ABI_MINOR,
-             strf("extension type %d is neither a 1.0 type nor vendor-private", e->type));
-    check_known_extension(c, e);
+             strf("extension type %d is not a type of ABI 1.%u, nor vendor-private", e->type, api->abi_minor));
+    check_known_extension(c, api, e);
     types += strf("%s%d(v%u)", types.empty() ? "" : ",", e->type, e->version);
   }
   c.note(types.empty() ? "no extensions" : "types " + types);

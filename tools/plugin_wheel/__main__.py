@@ -12,11 +12,11 @@ from . import ROOT, build
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.plugin_wheel", description=__doc__.split("\n")[0])
-    parser.add_argument("name", help="the plugin: a folder under plugins/ (cuda, host, ...)")
+    parser.add_argument("name", help="the plugin: host, or a CUDA-shaped vendor (cuda, ppu, metax, dcu, musa)")
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="where the wheel goes (dist/)")
     parser.add_argument("--build-dir", type=Path, help="the CMake build folder (build/plugin_wheel/NAME)")
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="VAR=VALUE",
-                        help="a CMake cache entry, e.g. -D FLAGOS_CUDA_ROOT=/usr/local/cuda")
+                        help="a CMake cache entry, e.g. -D CMAKE_BUILD_TYPE=Debug")
     args = parser.parse_args(argv)
     try:
         wheel = build(args.name, args.out, args.build_dir, tuple(args.defines))

@@ -18,7 +18,8 @@ const std::vector<Variable>& variables() {
        "plugins", ""},
       {"FLAGOS_PLUGIN_OPTIONS", Scope::Runtime, Type::List, "", "No default", "",
        "Comma-separated key=value options handed to the plugin at load (the host "
-       "plugin reads devices, strict and memory_mb)",
+       "plugin reads devices, strict and memory_mb; the CUDA-shaped plugins read "
+       "runtime, an absolute path to the vendor runtime library)",
        "plugins", ""},
       {"FLAGOS_ACCELERATOR", Scope::Build, Type::Enum, "cuda", "cuda", "cuda,ppu,metax,ascend,tsingmicro,dcu,gcu,musa,bpu",
        "Hardware platform the wheel is built for: cuda, ppu, metax, ascend, "
@@ -26,8 +27,8 @@ const std::vector<Variable>& variables() {
        "it in _build_config.py, and that record, not a re-export, is what every "
        "run-time reader consults",
        "build",
-       "vendor plugins"
-       " (the build validates it and records it in _build_config.py; no accelerator plugin exists to build yet)"},
+       "the ascend, tsingmicro, gcu and bpu plugins (cuda, ppu, metax, dcu and musa build on every "
+       "machine from include/ alone; ppu, metax, dcu and musa have run on simulated runtimes only)"},
       {"FLAGOS_BUILD_VENDOR", Scope::Build, Type::Bool, "1", "ON, OFF on metax", "",
        "Compile the accelerator vendor's native kernels (a no-op where the vendor "
        "ships none: cuda, dcu, ppu, bpu). TsingMicro builds its host-draw RNG kernels "
@@ -104,7 +105,7 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_DCU_VENDOR_CORE", Scope::BuildAndRuntime, Type::Bool, "0", "0 (off)", "",
        "Use DTK's forked core libraries instead of the official PyTorch core. Must "
        "match at build and import time. See DCU without DTK's core libraries",
-       "build", "dcu plugin (the build records it)"},
+       "build", "the dcu vendor-torch pairing (the build records it)"},
       {"FLAGOS_BACKEND_CONFIG", Scope::Runtime, Type::Path, "", "No default", "",
        "Absolute path to a backends_*.conf file; overrides the conf torch_fl selects "
        "from the build record. For testing and debugging only — the wheel's own "
@@ -179,17 +180,17 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_METAX_CUDART_SHIM", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Preload the libcudart version-tag shim before import torch. Required for MetaX "
        "with generic PyTorch wheels",
-       "vendor-shims", "metax plugin"},
+       "vendor-shims", "the metax vendor-torch pairing (the metax plugin runs without it)"},
       {"FLAGOS_METAX_COMPAT", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Patch FlagGems torch.cuda device queries for MetaX compatibility",
-       "vendor-shims", "metax plugin"},
+       "vendor-shims", "the metax vendor-torch pairing (the metax plugin runs without it)"},
       {"FLAGOS_DCU_HIP_VERSION", Scope::Runtime, Type::String, "", "No default", "",
        "Override HIP version detection for the DCU runtime",
-       "vendor-shims", "dcu plugin"},
+       "vendor-shims", "the dcu vendor-torch pairing (the dcu plugin runs without it)"},
       {"FLAGOS_DCU_SKIP_RUNTIME_CHECK", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Skip the DCU post-import checks (torch/DTK version alignment and CUDA-key "
        "kernel presence), for deliberately testing a non-matching wheel pair",
-       "vendor-shims", "dcu plugin"},
+       "vendor-shims", "the dcu vendor-torch pairing (the dcu plugin runs without it)"},
       {"FLAGOS_DCU_SDPA_FLASH", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "On DCU, point DTK's SDPA selector at its CUTLASS flash adapter when the stack "
        "has one, instead of forcing the math decomposition. A stack without DTK's "
@@ -198,7 +199,7 @@ const std::vector<Variable>& variables() {
        "scaled_dot_product_attention stays a cuda route in backends_dcu.conf, and "
        "FLAGOS_OP_scaled_dot_product_attention=flaggems is the (measured-slower) "
        "FlagGems alternative",
-       "vendor-shims", "dcu plugin"},
+       "vendor-shims", "the dcu vendor-torch pairing (the dcu plugin runs without it)"},
       {"FLAGOS_DISABLE_APEX_COMPAT", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Disable the optional Apex multi-tensor compatibility layer; see the Apex note "
        "below",
@@ -232,7 +233,7 @@ const std::vector<Variable>& variables() {
        "Path to the vendor torch's lib directory, used when no bundled "
        "lib_maca/lib_dcu/lib_ppu is present. Only the active accelerator's build reads "
        "it",
-       "runtime-libraries", "metax, dcu and ppu plugins"},
+       "runtime-libraries", "the metax, dcu and ppu vendor-torch pairing (their plugins run without it)"},
       {"FLAGOS_USE_CACHING_ALLOCATOR", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "Caching device allocator. Set 0 to hand every allocation straight to the "
        "vendor runtime",

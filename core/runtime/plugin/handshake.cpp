@@ -5,14 +5,6 @@
 namespace flagos::plugin {
 namespace {
 
-// The [required] members of ABI 1.0, by name, for the refusal message.
-#define FLAGOS_REQUIRED_1_0(X)                                                          \
-  X(last_error_message) X(device_count) X(get_device_properties) X(get_device)           \
-  X(set_device) X(device_synchronize) X(mem_alloc) X(mem_free) X(pointer_get_attributes) \
-  X(memcpy_sync) X(memcpy_async) X(memset_async) X(get_default_stream) X(stream_create)  \
-  X(stream_destroy) X(stream_query) X(stream_synchronize) X(stream_wait_event)          \
-  X(event_create) X(event_destroy) X(event_record) X(event_query) X(event_synchronize)
-
 std::string version_string(std::uint32_t major, std::uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
@@ -36,9 +28,9 @@ std::string validate_table(const flagos_plugin_api_t* api) {
     return "function table is " + std::to_string(api->struct_size) + " bytes, ABI " +
            version_string(api->abi_major, api->abi_minor) + " needs at least " +
            std::to_string(needed) + " (stale struct_size?)";
-#define FLAGOS_CHECK_REQUIRED(member) \
-  if (!api->member) return "required member '" #member "' is NULL";
-  FLAGOS_REQUIRED_1_0(FLAGOS_CHECK_REQUIRED)
+#define FLAGOS_CHECK_REQUIRED(member, required) \
+  if (required && !api->member) return "required member '" #member "' is NULL";
+  FLAGOS_PLUGIN_API_1_0_FUNCTIONS(FLAGOS_CHECK_REQUIRED)
 #undef FLAGOS_CHECK_REQUIRED
   if (!api->name || !*api->name) return "the table has no plugin name";
   return {};

@@ -1,5 +1,6 @@
 #include "plugin/plugin.h"
 
+#include "diag/log.h"
 #include "error.h"
 #include "plugin/handshake.h"
 
@@ -17,6 +18,14 @@ int32_t Plugin::device_count() const noexcept {
   int32_t count = 0;
   if (api_->device_count(&count) != FLAGOS_SUCCESS || count < 0) return 0;
   return count;
+}
+
+std::string Plugin::device_note() const {
+  const auto* ext = reinterpret_cast<const flagos_diagnostics_ext_t*>(find_extension(FLAGOS_EXTENSION_DIAGNOSTICS));
+  if (!ext || ext->base.struct_size < FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 || !ext->device_note) return {};
+  device_count();  // the note is valid once devices were counted
+  const char* note = ext->device_note();
+  return note ? diag::printable(note, 400) : std::string();
 }
 
 void Plugin::check(flagos_status_t status, const char* call) const {

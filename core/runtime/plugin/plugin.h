@@ -42,6 +42,10 @@ class Plugin {
   // c10 contract for deviceCount).
   int32_t device_count() const noexcept;
 
+  // Why the plugin sees the devices it sees (FLAGOS_EXTENSION_DIAGNOSTICS),
+  // printable; "" when it found devices or does not say.
+  std::string device_note() const;
+
   // Throws flagos::Error naming the plugin, the call and the plugin's own
   // message when `status` is an error. FLAGOS_NOT_READY is not an error.
   void check(flagos_status_t status, const char* call) const;

@@ -1,0 +1,78 @@
+// A CUDA-shaped vendor as data: where its runtime lives, what its calls are
+// named, the numbers of its enums and error codes, and what it can do. One
+// plugin library links the shared runtime layer with exactly one table
+// (vendors/<name>.cpp); nothing else differs between cuda, ppu, metax, dcu
+// and musa. Values are the vendor's documented ones; each table cites where
+// they come from, and says which are unverified on hardware.
+#pragma once
+
+#include <cstdint>
+
+#include "flagos/abi.h"
+
+namespace flagos_cudalike {
+
+// A vendor error code and the flagos status it means.
+struct ErrorCode {
+  int code;
+  flagos_status_t status;
+};
+
+// Where one library of the vendor is searched (kit/runtime_library.hpp's order).
+struct LibrarySpec {
+  const char* const* sonames;   // nullptr-terminated, preferred first
+  const char* const* env_vars;  // SDK root variables, in order (nullptr-terminated)
+  const char* const* subdirs;   // folders under each root (nullptr-terminated)
+  const char* const* beside;    // folders relative to this plugin's own (a wheel's neighbours), or nullptr
+  const char* const* fixed;     // absolute fallback folders (nullptr-terminated, may be nullptr)
+  bool system_path;             // finally the system loader's path
+  // Search only where an SDK variable points (else report it unset): for a
+  // runtime whose sonames another vendor's runtime also has (ppu's libcudart).
+  bool env_required;
+};
+
+struct Vendor {
+  const char* name;     // plugin name, [a-z0-9_]+: libflagos_<name>.so
+  const char* display;  // for messages and device names, e.g. "MetaX MACA"
+  const char* prefix;   // runtime symbol prefix: "cuda", "hip", "mc", "musa"
+
+  LibrarySpec runtime;
+  // Optional driver library (cuDeviceGetName and friends); sonames nullptr: none.
+  LibrarySpec driver;
+  const char* driver_prefix;  // "cu", "mu"; nullptr without a driver library
+  const char* driver_total;   // its (size_t*, int device) total-memory getter, or nullptr
+
+  // Symbols whose names are not prefix + the CUDA runtime's suffix.
+  const char* host_alloc;  // page-locked allocation
+  int host_alloc_flags;    // its flags argument (portable), or -1: the call takes (void**, size_t)
+  const char* host_free;
+  const char* device_name;   // runtime (char*, int, int device) getter, or nullptr
+  const char* device_total;  // runtime (size_t*, int device) getter, or nullptr
+  // cudaPointerGetAttributes, for a CUDA-ABI runtime only: there the core
+  // may allocate through torch's CUDA allocator, so not every device
+  // pointer comes from this plugin. nullptr: the plugin's own table decides.
+  const char* pointer_attributes;
+
+  int memcpy_kind[4];  // vendor values of FLAGOS_MEMCPY_HOST_TO_HOST .. DEVICE_TO_DEVICE
+  unsigned stream_non_blocking;
+  unsigned event_disable_timing;
+
+  // Device attribute ids (-1: not asked): compute capability, SM count, PCI.
+  int attr_major, attr_minor, attr_multiprocessors, attr_pci_domain, attr_pci_bus, attr_pci_device;
+  const char* arch_format;  // printf with major, minor, e.g. "sm_%d%d"
+
+  int error_not_ready;     // the "still pending" code of queries
+  const ErrorCode* errors;  // the rest, ended by {0, FLAGOS_SUCCESS}; unlisted: DEVICE
+  // Device pointers are CUDA pointers usable by the installed torch's CUDA
+  // kernels (FLAGOS_CAP_CUDA_ABI): true only for a runtime that is CUDA's.
+  bool cuda_abi;
+};
+
+// The vendor this plugin library was linked with.
+const Vendor& vendor();
+
+// The CUDA runtime's error numbering (driver_types.h), which HIP, MUSA and
+// MACA mirror for every code listed here.
+extern const ErrorCode kCudaNumberedErrors[];
+
+}  // namespace flagos_cudalike

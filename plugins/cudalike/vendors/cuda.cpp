@@ -1,0 +1,41 @@
+// NVIDIA CUDA: libcudart (runtime) and libcuda (driver: names, UUIDs,
+// primary-context state). Values from the CUDA 13 headers (driver_types.h,
+// cuda.h). The runtime is found where torch already loaded it, else in the
+// nvidia wheels beside this plugin, the toolkit, or the system path.
+#include "../vendor.h"
+
+namespace flagos_cudalike {
+namespace {
+
+const char* const kRuntime[] = {"libcudart.so.13", "libcudart.so.12", nullptr};
+const char* const kDriver[] = {"libcuda.so.1", nullptr};
+const char* const kEnv[] = {"CUDA_HOME", "CUDA_PATH", nullptr};
+const char* const kSubdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib", nullptr};
+// torch_fl/plugins/cuda/ in torch_fl's wheel, torch_fl_plugin_cuda/ in the plugin's.
+const char* const kBeside[] = {"../../../nvidia/cu13/lib", "../../../nvidia/cuda_runtime/lib",
+                               "../nvidia/cu13/lib", "../nvidia/cuda_runtime/lib", nullptr};
+const char* const kFixed[] = {"/usr/local/cuda/lib64", nullptr};
+
+const Vendor kCuda = {
+    "cuda", "CUDA", "cuda",
+    {kRuntime, kEnv, kSubdirs, kBeside, kFixed, true, false},
+    // The driver comes with the GPU driver (the system path); a toolkit's
+    // lib64 holds only a link stub, named otherwise.
+    {kDriver, kEnv, kSubdirs, nullptr, nullptr, true, false},
+    "cu", "cuDeviceTotalMem_v2",  // the unversioned symbol is the old 32-bit one
+    "cudaHostAlloc", 0x1 /* cudaHostAllocPortable */, "cudaFreeHost",
+    nullptr, nullptr,  // name and memory come from the driver
+    "cudaPointerGetAttributes",
+    {0, 1, 2, 3},      // cudaMemcpyHostToHost .. DeviceToDevice
+    0x1 /* cudaStreamNonBlocking */, 0x2 /* cudaEventDisableTiming */,
+    75, 76, 16, 50, 33, 34,  // cudaDevAttrComputeCapabilityMajor/Minor, MultiProcessorCount, PciDomain/Bus/DeviceId
+    "sm_%d%d",
+    600 /* cudaErrorNotReady */, kCudaNumberedErrors,
+    true,
+};
+
+}  // namespace
+
+const Vendor& vendor() { return kCuda; }
+
+}  // namespace flagos_cudalike

@@ -1,0 +1,37 @@
+// Moore Threads MUSA: musa* in libmusart.so and mu* in the driver libmusa.so,
+// under $MUSA_HOME/lib (/usr/local/musa). A one-for-one rename of CUDA:
+// error codes and attribute ids as CUDA's (from public copies of the MUSA
+// headers); flags and the pinned-memory call shape follow CUDA's and are
+// unverified on hardware.
+#include "../vendor.h"
+
+namespace flagos_cudalike {
+namespace {
+
+const char* const kRuntime[] = {"libmusart.so", "libmusart.so.1", nullptr};
+const char* const kDriver[] = {"libmusa.so", "libmusa.so.1", nullptr};
+const char* const kEnv[] = {"MUSA_HOME", nullptr};
+const char* const kSubdirs[] = {"lib", "lib64", nullptr};
+const char* const kFixed[] = {"/usr/local/musa/lib", nullptr};
+
+const Vendor kMusa = {
+    "musa", "Moore Threads MUSA", "musa",
+    {kRuntime, kEnv, kSubdirs, nullptr, kFixed, true, false},
+    {kDriver, kEnv, kSubdirs, nullptr, kFixed, true, false},
+    "mu", "muDeviceTotalMem",
+    "musaMallocHost", -1 /* (void**, size_t) */, "musaFreeHost",
+    nullptr, nullptr,  // name and memory come from the driver
+    nullptr,
+    {0, 1, 2, 3},
+    0x1 /* musaStreamNonBlocking */, 0x2 /* musaEventDisableTiming */,
+    75, 76, 16, 50, 33, 34,
+    "mp_%d%d",
+    600 /* musaErrorNotReady */, kCudaNumberedErrors,
+    false,
+};
+
+}  // namespace
+
+const Vendor& vendor() { return kMusa; }
+
+}  // namespace flagos_cudalike

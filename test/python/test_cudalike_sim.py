@@ -1,0 +1,132 @@
+"""The CUDA-shaped plugins (cuda, ppu, metax, dcu, musa: plugins/cudalike)
+against their simulated runtimes (test/simrt): each vendor's library, with
+its real soname and symbol names, over host memory, enforcing the vendor's
+documented rules. Simulated-runtime results, not hardware results. The
+torch-level suites on each simulated runtime run from test/run_all.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_python
+
+sys.path.insert(0, str(ROOT / "test"))
+from sim_runtimes import SDK_VARS, VENDORS, environment, simrt_dir  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def simrt() -> Path:
+    found = simrt_dir()
+    if found is None:
+        pytest.fail("simulated runtimes not built: run `make setup`")
+    return found
+
+
+def conformance(env: dict[str, str], plugin: str, tmp_path: Path) -> tuple[int, dict, str]:
+    report = tmp_path / "report.json"
+    proc = run_python("", args=["-m", "torch_fl", "conformance", plugin, "--json", str(report)], env=env)
+    return proc.returncode, json.loads(report.read_text()), proc.stdout + proc.stderr
+
+
+def checks(report: dict, result: str) -> list[tuple[str, str, str]]:
+    return [(g["name"], c["name"], c["detail"]) for g in report["groups"] for c in g["checks"]
+            if c["result"] == result]
+
+
+@pytest.mark.parametrize("guard", [False, True], ids=["plain", "guard_pages"])
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_conformance_passes_every_group(vendor, guard, simrt, tmp_path):
+    # Guard pages: device memory is PROT_NONE to everything but the simulated
+    # runtime, so a plugin that dereferenced a device pointer would crash.
+    env = environment(simrt, vendor, **({"SIMRT_GUARD": "1"} if guard else {}))
+    rc, report, output = conformance(env, vendor, tmp_path)
+    assert rc == 0 and not checks(report, "fail"), checks(report, "fail") or output[-3000:]
+    assert report["devices"] == 2
+    # Every check ran but those for host-addressable memory and device-less runs.
+    allowed = ("does not declare FLAGOS_CAP_HOST_ADDRESSABLE", "pass --option devices=0")
+    assert [c for c in checks(report, "skip") if not any(a in c[2] for a in allowed)] == []
+
+
+def test_a_wrong_copy_kind_value_fails_conformance_naming_the_rule(simrt, test_plugin_dir, tmp_path):
+    # The musa table with two copy directions swapped: the simulated runtime
+    # refuses the copies and says which rule they break.
+    lib = test_plugin_dir / "musa_swapped_kinds" / "libflagos_musa_swapped_kinds.so"
+    rc, report, output = conformance(environment(simrt, "musa"), str(lib), tmp_path)
+    failed = checks(report, "fail")
+    assert rc != 0 and failed
+    assert any("musaMemcpyAsync: kind 2 needs a device src" in detail for _, _, detail in failed), failed
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_without_its_runtime_it_is_listed_with_what_was_searched(vendor):
+    env = {k: v for k, v in os.environ.items() if k not in SDK_VARS}
+    env.pop("FLAGOS_PLUGIN", None)
+    listing = run_python("", args=["-m", "torch_fl", "plugins"], env=env, check=True).stdout.splitlines()
+    line = next(x for x in listing if x.split()[0] == vendor)
+    if vendor == "cuda" and "not loaded unless named" in line:
+        return  # no NVIDIA driver here: its requirements keep it unloaded (test_cuda_plugin.py)
+    if vendor == "ppu":
+        assert line.endswith("(0 devices: PPU_SDK is not set (the PPU SDK))"), line
+    else:
+        assert "(0 devices: " in line and " found (searched " in line, line
+
+
+@pytest.mark.parametrize("vendor", ["metax", "dcu"])
+def test_an_explicit_plugin_without_its_runtime_fails_the_import_saying_why(vendor):
+    env = {k: v for k, v in os.environ.items() if k not in SDK_VARS}
+    proc = run_python("import torch_fl", env={**env, "FLAGOS_PLUGIN": vendor})
+    assert proc.returncode != 0
+    last = proc.stderr.splitlines()[-1]
+    assert f"FLAGOS_PLUGIN={vendor}: plugin '{vendor}'" in last and "reports 0 devices (no " in last, last
+
+
+def test_runtime_option_names_the_library_instead_of_searching(simrt):
+    # No SDK variable at all: the option alone finds the runtime.
+    lib = simrt / "musa" / VENDORS["musa"][2]
+    env = {k: v for k, v in os.environ.items() if k not in SDK_VARS}
+    env.update(FLAGOS_PLUGIN="musa", FLAGOS_PLUGIN_OPTIONS=f"runtime={lib}")
+    info = json.loads(run_python("", args=["-m", "torch_fl", "info"], env=env, check=True).stdout)
+    assert (info["name"], info["device_count"]) == ("musa", 2)
+
+
+def test_a_relative_runtime_option_is_refused_in_one_line(simrt):
+    env = environment(simrt, "musa", FLAGOS_PLUGIN_OPTIONS="runtime=libmusart.so")
+    proc = run_python("import torch_fl", env=env)
+    assert proc.returncode != 0
+    assert "option runtime=libmusart.so is not an absolute path to a library" in proc.stderr.splitlines()[-1]
+
+
+def test_ppu_searches_only_its_sdk(simrt):
+    # NVIDIA's libcudart has PPU's soname: with CUDA's simulated runtime
+    # reachable but PPU_SDK unset, ppu still finds nothing.
+    env = environment(simrt, "cuda")
+    env.pop("FLAGOS_PLUGIN")
+    listing = run_python("", args=["-m", "torch_fl", "plugins"], env=env, check=True).stdout.splitlines()
+    assert next(x for x in listing if x.split()[0] == "ppu").endswith("(0 devices: PPU_SDK is not set (the PPU SDK))")
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_devices_and_properties_come_from_scalar_getters(vendor, simrt):
+    proc = run_python("""
+        import json, torch, torch_fl
+        p = torch_fl.flagos.get_device_properties(1)
+        x = torch.arange(6.0, device="flagos:1").reshape(2, 3)
+        print(json.dumps([torch_fl.flagos.device_count(), p.name, p.total_memory, p.capabilities,
+                          (x * 2).sum().item(), str((x + 1).device)]))
+    """, env=environment(simrt, vendor, SIMRT_NAME="Sim Device", SIMRT_MEMORY_MB="512"), check=True)
+    count, name, total, caps, total_sum, device = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (count, name, total, total_sum, device) == (2, "Sim Device", 512 << 20, 30.0, "flagos:1")
+    # Device memory is never host-addressable: the core's real copy paths run.
+    assert "host_addressable" not in caps and {"pinned_host", "event_timing"} <= set(caps)
+    assert ("cuda_abi" in caps) == (vendor in ("cuda", "ppu"))
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_the_demo_trains_as_on_the_cpu(vendor, simrt):
+    proc = run_python("", args=[str(ROOT / "tools" / "demo.py")], env=environment(simrt, vendor))
+    assert proc.returncode == 0 and proc.stdout.strip().splitlines()[-1] == "PASS", proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -1,0 +1,72 @@
+// The engine's entry points, one per exported vendor call shape. Each takes
+// the vendor's table and the exported symbol's name (for fault injection and
+// rule messages) and returns the vendor's error code.
+#pragma once
+
+#include <cstddef>
+
+#include "vendor.h"
+
+namespace simrt {
+
+using HostFn = void (*)(void*);
+
+// Devices (api_device.cpp).
+SIMRT_API int get_device_count(const Vendor&, const char*, int* count);
+SIMRT_API int set_device(const Vendor&, const char*, int device);
+SIMRT_API int get_device(const Vendor&, const char*, int* device);
+SIMRT_API int device_get_attribute(const Vendor&, const char*, int* value, int attr, int device);
+SIMRT_API int device_get_stream_priority_range(const Vendor&, const char*, int* least, int* greatest);
+SIMRT_API int device_can_access_peer(const Vendor&, const char*, int* can, int device, int peer);
+SIMRT_API int device_enable_peer_access(const Vendor&, const char*, int peer, unsigned flags);
+SIMRT_API int device_synchronize(const Vendor&, const char*);
+SIMRT_API int mem_get_info(const Vendor&, const char*, size_t* free_bytes, size_t* total_bytes);
+// Runtime (hip, mc) or driver (cu, mu) flavour, by `driver`.
+SIMRT_API int device_get_name(const Vendor&, const char*, bool driver, char* name, int len, int device);
+SIMRT_API int device_total_mem(const Vendor&, const char*, bool driver, size_t* bytes, int device);
+
+// Memory (api_memory.cpp).
+SIMRT_API int malloc_device(const Vendor&, const char*, void** ptr, size_t size);
+SIMRT_API int free_device(const Vendor&, const char*, void* ptr);
+SIMRT_API int host_alloc(const Vendor&, const char*, void** ptr, size_t size, unsigned flags);
+SIMRT_API int free_host(const Vendor&, const char*, void* ptr);
+
+// Copies (api_copy.cpp).
+SIMRT_API int memcpy_sync(const Vendor&, const char*, void* dst, const void* src, size_t n, int kind);
+SIMRT_API int memcpy_async(const Vendor&, const char*, void* dst, const void* src, size_t n, int kind,
+                           void* stream);
+SIMRT_API int memcpy_peer_async(const Vendor&, const char*, void* dst, int dst_device, const void* src,
+                                int src_device, size_t n, void* stream);
+SIMRT_API int memset_async(const Vendor&, const char*, void* ptr, int value, size_t n, void* stream);
+
+// Streams (api_stream.cpp).
+SIMRT_API int stream_create(const Vendor&, const char*, void** stream, unsigned flags, int priority);
+SIMRT_API int stream_destroy(const Vendor&, const char*, void* stream);
+SIMRT_API int stream_query(const Vendor&, const char*, void* stream);
+SIMRT_API int stream_synchronize(const Vendor&, const char*, void* stream);
+SIMRT_API int stream_wait_event(const Vendor&, const char*, void* stream, void* event, unsigned flags);
+SIMRT_API int launch_host_func(const Vendor&, const char*, void* stream, HostFn fn, void* user);
+
+// Events (api_event.cpp).
+SIMRT_API int event_create(const Vendor&, const char*, void** event, unsigned flags);
+SIMRT_API int event_record(const Vendor&, const char*, void* event, void* stream);
+SIMRT_API int event_query(const Vendor&, const char*, void* event);
+SIMRT_API int event_synchronize(const Vendor&, const char*, void* event);
+SIMRT_API int event_destroy(const Vendor&, const char*, void* event);
+SIMRT_API int event_elapsed_time(const Vendor&, const char*, float* ms, void* start, void* end);
+
+// Errors (api_errors.cpp): never blocked, never fault-injected.
+SIMRT_API int get_last_error(const Vendor&);
+SIMRT_API int peek_at_last_error(const Vendor&);
+SIMRT_API const char* get_error_name(const Vendor&, int code);
+SIMRT_API const char* get_error_string(const Vendor&, int code);
+
+// Driver library (api_driver.cpp).
+SIMRT_API int driver_init(const Vendor&, const char*, unsigned flags);
+SIMRT_API int driver_device_get_count(const Vendor&, const char*, int* count);
+SIMRT_API int driver_device_get(const Vendor&, const char*, int* device, int ordinal);
+SIMRT_API int driver_primary_ctx_get_state(const Vendor&, const char*, int device, unsigned* flags,
+                                           int* active);
+SIMRT_API int driver_get_error_name(const Vendor&, int code, const char** name);
+
+}  // namespace simrt
