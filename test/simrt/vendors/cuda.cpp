@@ -1,6 +1,6 @@
 // libcudart.so.13. Also built as PPU's, whose SDK is a CUDA 13 toolkit
 // (SIMRT_KEY/SIMRT_DISPLAY name the instance and the device). Values:
-// NVIDIA driver_types.h (CUDA 12.5 copy; /tmp/vendor_constants.md section B).
+// NVIDIA's driver_types.h and cuda.h (CUDA 12 and 13).
 #include "exports.h"
 
 #ifndef SIMRT_KEY

@@ -1,5 +1,5 @@
 // libgalaxyhip.so.5: Hygon DTK's HIP. Values: ROCm/HIP hip_runtime_api.h,
-// identical across ROCm 5.0-6.2 (/tmp/vendor_constants.md section A); that DTK's
+// and driver_types.h, identical across ROCm 5.0-6.2; that DTK's
 // older HIP matches is unverified. Differs from CUDA: attribute ids, priority
 // range, error names, hipHostMalloc flags, and no NotPermitted code.
 #include "exports.h"

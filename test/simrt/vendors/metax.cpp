@@ -1,6 +1,6 @@
 // libmcruntime.so: MetaX's mc* runtime. Exports no cuda* symbol at all (the
-// CUDA-named cu-bridge is a different library). Values: /tmp/vendor_constants.md
-// section D (a mirror of mcError_t / mcDeviceAttribute_t; no public header).
+// CUDA-named cu-bridge is a different library). Values: public bindings that
+// mirror mcError_t and mcDeviceAttribute_t (MACA has no public header).
 // Differs from CUDA: attribute ids, kinds 0..3, and mcMallocHost takes flags.
 #include "exports.h"
 

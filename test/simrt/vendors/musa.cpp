@@ -1,5 +1,5 @@
-// libmusart.so: a one-for-one rename of the CUDA runtime. Values: the MUSA SDK
-// driver_types.h copy in /tmp/vendor_constants.md section C (CUDA numbering).
+// libmusart.so: a one-for-one rename of the CUDA runtime. Values: public
+// copies of the MUSA SDK's driver_types.h (CUDA numbering).
 // Differs from CUDA: memcpy kinds 0..3 only (no musaMemcpyDefault), and
 // musaMallocHost has no flags variant.
 #include "exports.h"
