@@ -39,13 +39,16 @@ void forget_block(const void* base) {
 
 namespace {
 
-// cudaPointerAttributes as laid out since CUDA 11 (driver_types.h); read
+// cudaPointerAttributes: its first four members are as laid out since CUDA
+// 11; later runtimes append (CUDA 13 adds `long reserved[8]`) and write the
+// whole struct they know, so the buffer leaves room for much more. Read
 // only through Vendor::pointer_attributes, i.e. for CUDA's own runtime.
 struct CudaPointerAttributes {
   int type;  // cudaMemoryType: 0 unregistered, 1 host, 2 device, 3 managed
   int device;
   void* device_pointer;
   void* host_pointer;
+  long room[64];  // reserved members of this and later runtimes
 };
 
 bool in_table(uintptr_t at, Pointer* out) {

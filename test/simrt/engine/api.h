@@ -30,6 +30,10 @@ SIMRT_API int malloc_device(const Vendor&, const char*, void** ptr, size_t size)
 SIMRT_API int free_device(const Vendor&, const char*, void* ptr);
 SIMRT_API int host_alloc(const Vendor&, const char*, void** ptr, size_t size, unsigned flags);
 SIMRT_API int free_host(const Vendor&, const char*, void* ptr);
+// cudaPointerGetAttributes with CUDA 13's struct: type, device, devicePointer,
+// hostPointer, then `long reserved[8]`, all written (a caller that declares
+// an older, smaller struct gets its stack overwritten, as with CUDA).
+SIMRT_API int pointer_get_attributes(const Vendor&, const char*, void* attributes, const void* ptr);
 
 // Copies (api_copy.cpp).
 SIMRT_API int memcpy_sync(const Vendor&, const char*, void* dst, const void* src, size_t n, int kind);

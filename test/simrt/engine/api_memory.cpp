@@ -1,4 +1,6 @@
 // Device and pinned allocations.
+#include <cstring>
+
 #include "api.h"
 #include "call.h"
 
@@ -55,6 +57,40 @@ int free_host(const Vendor& v, const char* sym, void* ptr) {
   c.rt.sync_all();
   if (!c.rt.memory().free_pinned(ptr))
     return c.rule(Err::InvalidValue, "%p is not a pinned allocation of this runtime", ptr);
+  return c.ok();
+}
+
+namespace {
+
+// cudaPointerAttributes as CUDA 13's driver_types.h lays it out.
+struct PointerAttributes13 {
+  int type;  // cudaMemoryType: 0 unregistered, 1 host, 2 device, 3 managed
+  int device;
+  void* device_pointer;
+  void* host_pointer;
+  long reserved[8];
+};
+
+}  // namespace
+
+int pointer_get_attributes(const Vendor& v, const char* sym, void* attributes, const void* ptr) {
+  Call c(v, sym);
+  if (c.blocked()) return c.result();
+  if (attributes == nullptr) return c.rule(Err::InvalidValue, "attributes is NULL");
+  PointerAttributes13 a{};
+  const Span s = c.rt.memory().classify(ptr, 1);
+  a.device = -2;  // what CUDA reports for unregistered memory
+  if (s.kind == Span::Device) {
+    a.type = 2;
+    a.device = s.device;
+    a.device_pointer = const_cast<void*>(ptr);
+  } else if (s.kind == Span::Pinned) {
+    a.type = 1;
+    a.host_pointer = a.device_pointer = const_cast<void*>(ptr);
+  } else if (s.kind == Span::Pageable) {
+    a.host_pointer = const_cast<void*>(ptr);
+  }
+  std::memcpy(attributes, &a, sizeof a);  // the whole struct, as the runtime does
   return c.ok();
 }
 

@@ -39,3 +39,8 @@ SIMRT_RUNTIME_EXPORTS(cuda, kCuda)
 SIMRT_EXPORT_HOST_ALLOC_FLAGS(cudaHostAlloc, kCuda)
 SIMRT_EXPORT_HOST_ALLOC(cudaMallocHost, kCuda)
 SIMRT_EXPORT_FREE_HOST(cudaFreeHost, kCuda)
+// The one struct call CUDA's plugin makes (for memory torch's CUDA allocator
+// hands out), with CUDA 13's layout: a plugin whose struct is smaller breaks.
+SIMRT_EXPORT int cudaPointerGetAttributes(void* attributes, const void* ptr) {
+  return simrt::pointer_get_attributes(kCuda, "cudaPointerGetAttributes", attributes, ptr);
+}
