@@ -22,6 +22,7 @@ py::dict describe_variable(const env::Variable& v) {
   d["purpose"] = std::string(v.purpose);
   d["group"] = std::string(v.group);
   d["waits_for"] = std::string(v.waits_for);
+  d["implemented_on"] = std::string(v.implemented_on);
   return d;
 }
 

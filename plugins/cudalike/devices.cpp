@@ -32,15 +32,12 @@ std::string runtime_file(const Runtime& r) {
   return r.path;
 }
 
-DeviceTable read_table() {
-  // Opening the library initialises nothing; without one there is no device.
-  std::string why;
-  const Runtime* r = try_load(&why);
-  if (r == nullptr) return DeviceTable{{}, why};
+DeviceTable query(const Runtime& r) {
   // Already initialised by someone else (a vendor torch): the probe would only cost time.
   if (driver_initialised_here()) return in_process();
   DeviceTable t;
-  switch (run_probe(runtime_file(*r), &t, &why)) {
+  std::string why;
+  switch (run_probe(runtime_file(r), &t, &why)) {
     case ProbeOutcome::kAnswered:
       return t;
     case ProbeOutcome::kUnavailable:
@@ -50,6 +47,18 @@ DeviceTable read_table() {
   }
   t = DeviceTable();
   t.note = why;
+  return t;
+}
+
+DeviceTable read_table() {
+  // Opening the library initialises nothing; without one there is no device.
+  std::string why;
+  const Runtime* r = try_load(&why);
+  if (r == nullptr) return DeviceTable{{}, why};
+  DeviceTable t = query(*r);
+  // With devices, the note says which copy of the runtime they come from:
+  // a vendor torch and the plugin must share one, and this shows whether they do.
+  if (t.note.empty()) t.note = "runtime " + runtime_file(*r) + " (" + r->found_by + ")";
   return t;
 }
 

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -71,9 +72,16 @@ bool open_runtime(const std::string& override_path, Runtime* rt, std::string* wh
   flagos::kit::LibrarySearch search;
   flagos::kit::OpenedLibrary lib;
   if (override_path.empty() && !search_of(v.runtime, &search, why)) return false;
+  const char* torch_lib = v.vendor_torch_lib ? std::getenv(kVendorTorchLibVar) : nullptr;
+  const bool use_torch_lib = torch_lib != nullptr && *torch_lib != '\0';
+  if (use_torch_lib) search.folders.insert(search.folders.begin(), torch_lib);
   search.explicit_path = override_path;
   if (!flagos::kit::open_library(search, &lib, why)) return false;
   rt->path = lib.path;
+  rt->found_by = use_torch_lib && lib.how == std::string("folder") &&
+                         lib.path.rfind(std::string(torch_lib) + "/", 0) == 0
+                     ? kVendorTorchLibVar
+                     : lib.how;
   const std::string prefix = v.prefix;
   std::string missing;
 #define FLAGOS_CUDALIKE_RESOLVE(member, suffix, required, ret, params)       \

@@ -73,6 +73,7 @@ struct Runtime {
   int (*pointer_attributes)(void*, const void*) = nullptr;  // Vendor::pointer_attributes
 
   std::string path;         // the library opened, for messages
+  std::string found_by;     // how: runtime=, already loaded, FLAGOS_VENDOR_TORCH_LIB, folder, system path
   std::string driver_path;  // "" without a driver library
 };
 

@@ -66,7 +66,16 @@ struct Vendor {
   // Device pointers are CUDA pointers usable by the installed torch's CUDA
   // kernels (FLAGOS_CAP_CUDA_ABI): true only for a runtime that is CUDA's.
   bool cuda_abi;
+  // The runtime is searched first in FLAGOS_VENDOR_TORCH_LIB (after runtime=
+  // and an already-loaded copy): the vendor builds a torch of its own whose
+  // lib folder holds the runtime that torch uses, and the two must share one.
+  bool vendor_torch_lib = false;
 };
+
+// The variable naming the vendor torch's lib folder. The plugin reads it
+// itself (it builds from include/ alone, without the core's registry); a
+// folder needs no parsing, and an empty value is unset, as everywhere.
+inline constexpr const char* kVendorTorchLibVar = "FLAGOS_VENDOR_TORCH_LIB";
 
 // The vendor this plugin library was linked with.
 const Vendor& vendor();

@@ -9,14 +9,19 @@ Import sequence (each step one concern):
      plugin that finds a device, else the host plugin (FLAGOS_LOG=plugin
      and plugin_info()["selection"] say why); an explicit plugin must
      report a device;
-  4. validate GEMS_VENDOR for that plugin (torch_fl._vendor), then install
+  4. validate GEMS_VENDOR for that plugin (torch_fl._vendor), check that
+     the build and the import agree on FLAGOS_DCU_VENDOR_CORE
+     (torch_fl._dcu_pairing) and report a FLAGOS_METAX_CUDART_SHIM that
+     came too late (torch_fl._before_torch), then install
      the routing table (torch_fl._routing): the conf in use
      (backend_config_path()), FlagGems' operators when available,
      FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND; the whole conf is checked
      before a kernel is registered;
   5. name PrivateUse1 "flagos", register torch.flagos, generate the
-     tensor/module/storage ``.flagos()`` methods (torch_fl._device), and
-     keep tied parameters tied across Module.to("flagos") (torch_fl._compat);
+     tensor/module/storage ``.flagos()`` methods (torch_fl._device), keep
+     tied parameters tied across Module.to("flagos") (torch_fl._compat),
+     answer torch.cuda's device queries from flagos where FLAGOS_METAX_COMPAT
+     asks (torch_fl._cuda_queries);
   6. fill GEMS_VENDOR when unset (torch_fl._vendor);
   7. at exit, let flagos' autograd threads finish with the last backward
      before the interpreter goes (torch_fl._exit).
@@ -36,6 +41,7 @@ import sys
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
 from torch_fl import _C, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor
+from torch_fl import _before_torch, _cuda_queries, _dcu_pairing
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -124,11 +130,14 @@ def _initialize() -> None:
     _check_devices(plugin)
     _device.check()
     vendor, fill_vendor = _vendor.resolve(plugin["name"])
+    _dcu_pairing.check(plugin["name"])
+    _before_torch.check()
     _flaggems.load()
     _check_forced_backend()
     _routing.install()  # the core resolves the whole conf before registering a kernel
     _device.register()
     _compat.install()
+    _cuda_queries.install(plugin["name"])
     if fill_vendor:
         _env.set_foreign(_vendor.NAME, vendor)
     _exit.install()

@@ -26,7 +26,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _plugin_state(candidate: dict) -> str:
-    """What a listed plugin finds here: its devices, or why none, in one line.
+    """What a listed plugin finds here: its devices and the plugin's note on
+    them (where they come from, or why there are none), in one line.
     A plugin whose requirements are unmet is not loaded at all."""
     from torch_fl import _C
 
@@ -37,9 +38,9 @@ def _plugin_state(candidate: dict) -> str:
     except Exception as exc:  # the loader's one-line reason
         return f"fails to load: {exc}"
     count = info["device_count"]
-    if count:
-        return f"{count} device{'s' if count > 1 else ''}"
-    return f"0 devices: {info['device_note']}" if info.get("device_note") else "0 devices"
+    state = f"{count} device{'' if count == 1 else 's'}"
+    # The note: why none, or where the devices come from (e.g. which runtime library).
+    return f"{state}: {info['device_note']}" if info.get("device_note") else state
 
 
 def _cmd_info(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ class Variable:
     purpose: str
     group: str
     waits_for: str  # "" = implemented; else the subject it waits for
+    implemented_on: str = ""  # implemented, but run only there (e.g. "simulated runtime only")
 
 
 @dataclass(frozen=True)

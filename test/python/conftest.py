@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "test"))
+from sim_runtimes import simrt_dir  # noqa: E402
 
 
 def _clean_env(extra: dict[str, str] | None) -> dict[str, str]:
@@ -41,6 +43,15 @@ def exported_symbols(library: str | Path) -> list[str]:
 
 def flagos_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("[flagos]")]
+
+
+@pytest.fixture(scope="session")
+def simrt() -> Path:
+    """build/<tag>/simrt: the simulated vendor runtimes (test/simrt)."""
+    found = simrt_dir()
+    if found is None:
+        pytest.fail("simulated runtimes not built: run `make setup`")
+    return found
 
 
 @pytest.fixture(scope="session")

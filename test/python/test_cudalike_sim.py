@@ -16,15 +16,7 @@ import pytest
 from conftest import ROOT, run_python
 
 sys.path.insert(0, str(ROOT / "test"))
-from sim_runtimes import SDK_VARS, VENDORS, environment, simrt_dir  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def simrt() -> Path:
-    found = simrt_dir()
-    if found is None:
-        pytest.fail("simulated runtimes not built: run `make setup`")
-    return found
+from sim_runtimes import SDK_VARS, VENDORS, environment  # noqa: E402
 
 
 def conformance(env: dict[str, str], plugin: str, tmp_path: Path) -> tuple[int, dict, str]:

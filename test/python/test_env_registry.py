@@ -56,8 +56,10 @@ def parse_doc(text: str) -> dict[str, dict[str, dict[str, str]]]:
     return out
 
 
-def _status(waits_for: str) -> str:
-    return "implemented" if not waits_for else f"waits for: {waits_for}"
+def _status(waits_for: str, implemented_on: str = "") -> str:
+    if waits_for:
+        return f"waits for: {waits_for}"
+    return f"implemented ({implemented_on})" if implemented_on else "implemented"
 
 
 def registry_view(variables=None, families=None, foreign=None, retired=None) -> dict:
@@ -65,7 +67,7 @@ def registry_view(variables=None, families=None, foreign=None, retired=None) -> 
     families = _env.FAMILIES if families is None else families
     foreign = _env.FOREIGN.values() if foreign is None else foreign
     retired = _env.RETIRED.values() if retired is None else retired
-    owned = {v.name: {"scope": v.scope, "default": v.default_doc, "status": _status(v.waits_for)}
+    owned = {v.name: {"scope": v.scope, "default": v.default_doc, "status": _status(v.waits_for, v.implemented_on)}
              for v in variables}
     for f in families:
         owned[f.prefix + f.placeholder] = {"scope": f.scope, "default": f.default_doc,

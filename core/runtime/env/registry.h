@@ -31,6 +31,10 @@ struct Variable {
   // Coverage ledger: "" when the behaviour behind the variable is implemented,
   // else the subject it waits for (routing, distributed, a vendor plugin, ...).
   std::string_view waits_for;
+  // Where an implemented behaviour has run, when not everywhere it applies:
+  // "simulated runtime only" for a vendor's that no hardware has run yet.
+  // The doc's Status column then reads "implemented (<this>)".
+  std::string_view implemented_on = {};
 };
 
 // A dynamic family of owned names: FLAGOS_OP_<name>.

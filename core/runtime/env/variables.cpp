@@ -101,11 +101,13 @@ const std::vector<Variable>& variables() {
        " (the build records it and warns when the directory is missing)"},
       {"FLAGOS_PPU_MKL_DIR", Scope::Build, Type::Path, "/usr/local/lib", "/usr/local/lib", "",
        "Directory the PPU libtorch bundling script takes MKL from",
-       "build", "ppu plugin packaging (the build records it)"},
+       "build", "ppu plugin packaging (the build records it; no PPU libtorch bundling step exists to read it)"},
       {"FLAGOS_DCU_VENDOR_CORE", Scope::BuildAndRuntime, Type::Bool, "0", "0 (off)", "",
        "Use DTK's forked core libraries instead of the official PyTorch core. Must "
        "match at build and import time. See DCU without DTK's core libraries",
-       "build", "the dcu vendor-torch pairing (the build records it)"},
+       "build",
+       "the dcu vendor-torch pairing (DTK's core libraries; the build records it, and an import with the dcu "
+       "plugin active fails naming both values when they differ)"},
       {"FLAGOS_BACKEND_CONFIG", Scope::Runtime, Type::Path, "", "No default", "",
        "Absolute path to a backends_*.conf file; overrides the conf torch_fl selects "
        "from the build record. For testing and debugging only — the wheel's own "
@@ -180,17 +182,19 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_METAX_CUDART_SHIM", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Preload the libcudart version-tag shim before import torch. Required for MetaX "
        "with generic PyTorch wheels",
-       "vendor-shims", "the metax vendor-torch pairing (the metax plugin runs without it)"},
+       "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_METAX_COMPAT", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Patch FlagGems torch.cuda device queries for MetaX compatibility",
-       "vendor-shims", "the metax vendor-torch pairing (the metax plugin runs without it)"},
+       "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_DCU_HIP_VERSION", Scope::Runtime, Type::String, "", "No default", "",
        "Override HIP version detection for the DCU runtime",
-       "vendor-shims", "the dcu vendor-torch pairing (the dcu plugin runs without it)"},
+       "vendor-shims",
+       "the dcu vendor-torch pairing (the torch/DTK version check whose detection it overrides needs DTK's "
+       "torch)"},
       {"FLAGOS_DCU_SKIP_RUNTIME_CHECK", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Skip the DCU post-import checks (torch/DTK version alignment and CUDA-key "
        "kernel presence), for deliberately testing a non-matching wheel pair",
-       "vendor-shims", "the dcu vendor-torch pairing (the dcu plugin runs without it)"},
+       "vendor-shims", "the dcu vendor-torch pairing (the checks it skips examine DTK's torch)"},
       {"FLAGOS_DCU_SDPA_FLASH", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "On DCU, point DTK's SDPA selector at its CUTLASS flash adapter when the stack "
        "has one, instead of forcing the math decomposition. A stack without DTK's "
@@ -199,7 +203,7 @@ const std::vector<Variable>& variables() {
        "scaled_dot_product_attention stays a cuda route in backends_dcu.conf, and "
        "FLAGOS_OP_scaled_dot_product_attention=flaggems is the (measured-slower) "
        "FlagGems alternative",
-       "vendor-shims", "the dcu vendor-torch pairing (the dcu plugin runs without it)"},
+       "vendor-shims", "the dcu vendor-torch pairing (the SDPA selector it points is DTK's torch's)"},
       {"FLAGOS_DISABLE_APEX_COMPAT", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Disable the optional Apex multi-tensor compatibility layer; see the Apex note "
        "below",
@@ -233,7 +237,7 @@ const std::vector<Variable>& variables() {
        "Path to the vendor torch's lib directory, used when no bundled "
        "lib_maca/lib_dcu/lib_ppu is present. Only the active accelerator's build reads "
        "it",
-       "runtime-libraries", "the metax, dcu and ppu vendor-torch pairing (their plugins run without it)"},
+       "runtime-libraries", "", "simulated runtime only"},
       {"FLAGOS_USE_CACHING_ALLOCATOR", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "Caching device allocator. Set 0 to hand every allocation straight to the "
        "vendor runtime",

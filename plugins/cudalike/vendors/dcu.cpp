@@ -27,6 +27,7 @@ const Vendor kDcu = {
     "gfx%d%d",               // approximate: the exact gcnArchName is only in the properties struct
     600 /* hipErrorNotReady */, kCudaNumberedErrors,
     false,  // CUDA_ABI only with DTK's torch, which is not wired yet
+    true,  // searched first in FLAGOS_VENDOR_TORCH_LIB
 };
 
 }  // namespace

@@ -38,6 +38,7 @@ const Vendor kMetax = {
     "maca_%d.%d",
     600 /* mcErrorNotReady */, kMetaxErrors,
     false,  // CUDA_ABI only with MetaX's torch, which is not wired yet
+    true,  // searched first in FLAGOS_VENDOR_TORCH_LIB
 };
 
 }  // namespace

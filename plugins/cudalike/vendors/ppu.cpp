@@ -26,6 +26,7 @@ const Vendor kPpu = {
     "sm_%d%d",
     600, kCudaNumberedErrors,
     true,  // its runtime is CUDA's: a PPU build of torch runs its CUDA kernels on this memory
+    true,  // searched first in FLAGOS_VENDOR_TORCH_LIB
 };
 
 }  // namespace

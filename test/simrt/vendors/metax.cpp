@@ -33,9 +33,16 @@ const simrt::Vendor kMetax = {
 
 }  // namespace
 
+#ifdef SIMRT_METAX_CU_BRIDGE
+// cu-bridge's libsymbol_cu.so: the same runtime under CUDA's names, with no
+// symbol version tags (why MetaX needs the libcudart.so.12 shim) and no
+// cudaGetDeviceProperties_v2.
+SIMRT_RUNTIME_EXPORTS(cuda, kMetax)
+#else
 SIMRT_RUNTIME_EXPORTS(mc, kMetax)
 // mcMallocHost(void** ptr, size_t size, unsigned flags): three parameters
 // (callers with two rely on a C++ default argument; through dlsym pass 0).
 SIMRT_EXPORT_HOST_ALLOC_FLAGS(mcMallocHost, kMetax)
 SIMRT_EXPORT_FREE_HOST(mcFreeHost, kMetax)
 SIMRT_EXPORT_DEVICE_NAME(mcDeviceGetName, kMetax, false)
+#endif
