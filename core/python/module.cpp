@@ -12,5 +12,6 @@ PYBIND11_MODULE(_C, m) {
   flagos::python::bind_env(m);
   flagos::python::bind_device(m);
   flagos::python::bind_routing(m);
+  flagos::python::bind_distributed(m);
   flagos::python::bind_testing(m);
 }

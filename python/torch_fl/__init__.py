@@ -21,7 +21,8 @@ Import sequence (each step one concern):
      tensor/module/storage ``.flagos()`` methods (torch_fl._device), keep
      tied parameters tied across Module.to("flagos") (torch_fl._compat),
      answer torch.cuda's device queries from flagos where FLAGOS_METAX_COMPAT
-     asks (torch_fl._cuda_queries);
+     asks (torch_fl._cuda_queries), and
+     register the "flagos" torch.distributed backend (torch_fl.distributed);
   6. fill GEMS_VENDOR when unset (torch_fl._vendor);
   7. at exit, let flagos' autograd threads finish with the last backward
      before the interpreter goes (torch_fl._exit).
@@ -40,7 +41,7 @@ import sys
 
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
-from torch_fl import _C, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor
+from torch_fl import _C, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor, distributed
 from torch_fl import _before_torch, _cuda_queries, _dcu_pairing
 from torch_fl._plugins import entry_point_candidates
 
@@ -138,6 +139,7 @@ def _initialize() -> None:
     _device.register()
     _compat.install()
     _cuda_queries.install(plugin["name"])
+    distributed.register()
     if fill_vendor:
         _env.set_foreign(_vendor.NAME, vendor)
     _exit.install()

@@ -1,4 +1,5 @@
 """python -m tools.bench [--repeats N] [--json PATH] [--no-strict]
+python -m tools.bench --distributed [--repeats N] [--json PATH]  (tools/bench/distributed.py)
 
 Times each case on native CPU and on flagos in the same process (interleaved,
 see timing.py) and prints a markdown table: per-op overhead of a tiny op in
@@ -75,6 +76,10 @@ def table(info: dict, rows: list[dict], strict: list[dict] | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--distributed" in argv:
+        from tools.bench import distributed
+        return distributed.main([a for a in argv if a != "--distributed"])
     parser = argparse.ArgumentParser(prog="python -m tools.bench")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", type=Path, help="also write the results here")

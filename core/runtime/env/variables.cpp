@@ -164,14 +164,14 @@ const std::vector<Variable>& variables() {
        "torch.distributed routes any device type it does not recognise to gloo, and a "
        "ProcessGroupGloo rejects flagos tensors with unsupported device type flagos "
        "(#263). Set 0 to keep the requested backend",
-       "distributed", "distributed"},
+       "distributed", ""},
       {"FLAGOS_DIST_STAGED_GLOO", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "Allow the host-staged gloo inner backend: the last fallback tier of the "
        "\"flagos\" backend when no vendor communicator (FlagCX/NCCL/HCCL/MCCL) is "
        "available. It needs no vendor library at all but copies every flagos operand "
        "device->host->device per collective. Set 0 to fail loudly instead of staging. "
        "One warning is emitted the first time a group is built on this tier",
-       "distributed", "distributed"},
+       "distributed", ""},
       {"FLAGOS_ALIAS_CUDA", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "Alias the cuda device string to flagos for drop-in compatibility. Set 0 to opt "
        "out",

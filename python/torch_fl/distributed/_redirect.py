@@ -1,0 +1,49 @@
+"""FLAGOS_DIST_REDIRECT_GLOO, and the default backend of a flagos process.
+
+torch resolves a group's backend string in one place, BackendConfig. When
+the process accelerator is flagos:
+- "gloo" (FLAGOS_DIST_REDIRECT_GLOO on, the default) becomes
+  "cpu:gloo,flagos:flagos": CPU tensors keep gloo, flagos tensors get the
+  flagos backend instead of gloo's "unsupported device type flagos";
+- no backend at all becomes "flagos", which serves CPU tensors as well (torch
+  alone would map only the accelerator's device type).
+The group keeps the name it was asked for (dist.get_backend still says "gloo").
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed.distributed_c10d as c10d
+
+from torch_fl import _env
+
+_original_init = None
+
+
+def _accelerator_is_flagos() -> bool:
+    acc = torch._C._get_accelerator()
+    return acc is not None and acc.type == "flagos"
+
+
+def resolve(backend: str) -> str:
+    """The backend string torch is given instead of `backend`."""
+    name = str(backend).lower()
+    if not _accelerator_is_flagos():
+        return backend
+    if name == c10d.Backend.UNDEFINED:
+        return "flagos"
+    if name == "gloo" and _env.get("FLAGOS_DIST_REDIRECT_GLOO"):
+        return "cpu:gloo,flagos:flagos"
+    return backend
+
+
+def install() -> None:
+    global _original_init
+    if _original_init is not None:
+        return
+    _original_init = c10d.BackendConfig.__init__
+
+    def __init__(self, backend):  # noqa: N807 (torch's own method name)
+        _original_init(self, resolve(backend))
+
+    c10d.BackendConfig.__init__ = __init__

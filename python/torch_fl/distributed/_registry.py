@@ -1,0 +1,59 @@
+"""Registration of the "flagos" backend with torch.distributed, and the
+record of which tier each group got."""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+from torch_fl import _C
+from torch_fl.distributed import _redirect, _tiers
+
+BACKEND_NAME = "flagos"
+TIERS = (_tiers.GLOO_ZERO_COPY, _tiers.GLOO_STAGED)
+
+# group name -> tier; names are unique per process (torch derives them).
+_tier_by_group: dict[str, str] = {}
+_backends: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
+
+
+def _create(opts, pg_options) -> object:
+    """torch's extended creator call: one backend for one new group."""
+    chosen = _tiers.choose()
+    timeout = opts.timeout if isinstance(opts.timeout, timedelta) else timedelta(seconds=1800)
+    gloo = dist.ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size, timeout)
+    backend = _C.GlooTierBackend(gloo, zero_copy=chosen == _tiers.GLOO_ZERO_COPY)
+    _tier_by_group[opts.group_id] = chosen
+    if opts.group_rank == 0:
+        print(f"[flagos] distributed: group '{opts.group_id}' ({opts.group_size} ranks) "
+              f"runs on tier {chosen} ({_C.active_plugin()['name']} plugin)", file=sys.stderr, flush=True)
+    return backend
+
+
+def tier(group: dist.ProcessGroup | None = None) -> str:
+    """The tier serving `group`'s flagos tensors (default: the world group).
+    Raises for a group the flagos backend does not serve."""
+    group = group if group is not None else dist.distributed_c10d._get_default_group()
+    name = group.group_name
+    if name not in _tier_by_group:
+        raise ValueError(f"[flagos] distributed: group '{name}' is not served by the flagos backend "
+                         f"(its backend: {dist.get_backend(group)})")
+    return _tier_by_group[name]
+
+
+_registered = False
+
+
+def register() -> None:
+    """Registers "flagos" (devices: flagos and cpu) once per process, and the
+    gloo redirect. Called by ``import torch_fl``."""
+    global _registered
+    if _registered or not dist.is_available():
+        return
+    dist.Backend.register_backend(BACKEND_NAME, _create, extended_api=True, devices=["flagos", "cpu"])
+    _redirect.install()
+    _registered = True

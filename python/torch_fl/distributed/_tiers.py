@@ -1,0 +1,44 @@
+"""Which tier serves a new group, from the active plugin's facts."""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from torch_fl import _C, _env
+
+GLOO_ZERO_COPY = "gloo-zero-copy"
+GLOO_STAGED = "gloo-staged"
+
+_staged_warned = False
+
+
+def _host_addressable() -> bool:
+    """Whether flagos tensors on the current device can be read by the host
+    in place. With no device, no flagos tensor exists to stage either."""
+    if torch.flagos.device_count() == 0:
+        return True
+    props = _C._device_properties(torch.flagos.current_device())
+    return "host_addressable" in props["capabilities"]
+
+
+def choose() -> str:
+    """The tier for a group built now; raises when the only one left is
+    forbidden. Warns once per process when it is the staged one."""
+    global _staged_warned
+    if _host_addressable():
+        return GLOO_ZERO_COPY
+    plugin = _C.active_plugin()["name"]
+    if not _env.get("FLAGOS_DIST_STAGED_GLOO"):
+        raise RuntimeError(
+            f"[flagos] distributed: the {plugin} plugin's memory is not host-addressable and it has no "
+            "collectives extension, so a flagos group would stage every operand through the host "
+            "(gloo-staged), which FLAGOS_DIST_STAGED_GLOO=0 forbids; unset it to allow staging")
+    if not _staged_warned:
+        _staged_warned = True
+        warnings.warn(
+            f"[flagos] distributed: the {plugin} plugin has no collectives extension and its memory is not "
+            "host-addressable; flagos groups copy each operand device->host->device per collective "
+            "(gloo-staged). FLAGOS_DIST_STAGED_GLOO=0 makes this an error", stacklevel=4)
+    return GLOO_STAGED
