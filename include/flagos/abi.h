@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define FLAGOS_ABI_MAJOR 1
-#define FLAGOS_ABI_MINOR 1 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS */
+#define FLAGOS_ABI_MINOR 2 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS; 1.2: FLAGOS_EXTENSION_COLLECTIVES */
 
 /* The oldest plugin minor this header's core still loads (within the major). */
 #define FLAGOS_ABI_MIN_SUPPORTED_MINOR 0
@@ -65,7 +65,7 @@ extern "C" {
 /* Status codes. Append-only. A core that meets a code it does not know treats
  * it as FLAGOS_ERROR_UNKNOWN. Ranges: 0-99 non-errors, 100s argument errors,
  * 200s memory errors, 300s capability/lifecycle errors, 400s device failures,
- * 900s internal. */
+ * 500s communication failures (1.2), 900s internal. */
 typedef int32_t flagos_status_t;
 
 #define FLAGOS_SUCCESS 0
@@ -89,6 +89,10 @@ typedef int32_t flagos_status_t;
 #define FLAGOS_ERROR_DEVICE 400      /* a device-side failure */
 #define FLAGOS_ERROR_DEVICE_LOST 401 /* sticky: every later call on the device fails */
 
+/* 1.2 (flagos/ext/collectives.h): sticky for the communicator, not the device. */
+#define FLAGOS_ERROR_COMM 500    /* a peer failed or left, or the communicator was aborted */
+#define FLAGOS_ERROR_TIMEOUT 501 /* the peers did not all arrive in time */
+
 #define FLAGOS_ERROR_INTERNAL 900
 #define FLAGOS_ERROR_UNKNOWN 999 /* the core's name for codes newer than itself */
 
@@ -109,6 +113,8 @@ static inline const char* flagos_status_name(flagos_status_t s) {
     case FLAGOS_ERROR_INVALID_STATE: return "INVALID_STATE";
     case FLAGOS_ERROR_DEVICE: return "DEVICE";
     case FLAGOS_ERROR_DEVICE_LOST: return "DEVICE_LOST";
+    case FLAGOS_ERROR_COMM: return "COMM";
+    case FLAGOS_ERROR_TIMEOUT: return "TIMEOUT";
     case FLAGOS_ERROR_INTERNAL: return "INTERNAL";
     default: return "UNKNOWN";
   }

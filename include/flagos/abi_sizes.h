@@ -14,6 +14,7 @@
 #include "flagos/ext/kernels.h"
 #include "flagos/ext/testing.h"
 #include "flagos/ext/diagnostics.h"
+#include "flagos/ext/collectives.h"
 
 /* ABI 1.0 */
 #define FLAGOS_PLUGIN_API_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_plugin_api_t, event_elapsed_ms)
@@ -30,6 +31,8 @@
 
 /* ABI 1.1: an extension type, no change to the table. */
 #define FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 FLAGOS_STRUCT_SIZE(flagos_diagnostics_ext_t, device_note)
+/* ABI 1.2: an extension type and two status codes, no change to the table. */
+#define FLAGOS_COLLECTIVES_EXT_SIZE_1_2 FLAGOS_STRUCT_SIZE(flagos_collectives_ext_t, group_end)
 
 /* Smallest plugin table accepted for a claimed minor (index = minor). */
 #define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
@@ -46,6 +49,7 @@ FLAGOS_ABI_ASSERT(FLAGOS_KERNEL_SIZE_1_0 == 24, kernel_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_KERNELS_EXT_SIZE_1_0 == 40, kernels_ext_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_TESTING_EXT_SIZE_1_0 == 32, testing_ext_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 == 32, diagnostics_ext_1_1);
+FLAGOS_ABI_ASSERT(FLAGOS_COLLECTIVES_EXT_SIZE_1_2 == 152, collectives_ext_1_2);
 FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
 #endif
 

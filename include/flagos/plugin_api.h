@@ -68,6 +68,7 @@ typedef struct flagos_extension {
 #define FLAGOS_EXTENSION_KERNELS 1 /* flagos/ext/kernels.h */
 #define FLAGOS_EXTENSION_TESTING 2 /* flagos/ext/testing.h */
 #define FLAGOS_EXTENSION_DIAGNOSTICS 3 /* flagos/ext/diagnostics.h, ABI 1.1 */
+#define FLAGOS_EXTENSION_COLLECTIVES 4 /* flagos/ext/collectives.h, ABI 1.2 */
 
 /* Memory copy directions. */
 #define FLAGOS_MEMCPY_HOST_TO_HOST 0

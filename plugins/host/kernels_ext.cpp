@@ -2,6 +2,7 @@
 // installed torch's str(schema) of the out= overload, character for
 // character: the core registers a kernel only on an exact match.
 #include "api.h"
+#include "collectives.h"
 #include "kernels.h"
 
 namespace flagos_host {
@@ -34,22 +35,28 @@ constexpr flagos_kernel_t kKernels[] = {
 
 constexpr size_t kNumKernels = sizeof(kKernels) / sizeof(kKernels[0]);
 
-}  // namespace
-
-const flagos_extension_t* kernels_extension() {
-  static const flagos_kernels_ext_t ext = [] {
+// Not const: the options of the first handshake may drop the collectives
+// extension from the chain (set_kernels_next).
+flagos_kernels_ext_t& kernels_ext() {
+  static flagos_kernels_ext_t ext = [] {
     static const flagos_kernel_t* pointers[kNumKernels];
     for (size_t i = 0; i < kNumKernels; ++i) pointers[i] = &kKernels[i];
     flagos_kernels_ext_t e{};
     e.base.struct_size = sizeof(flagos_kernels_ext_t);
     e.base.type = FLAGOS_EXTENSION_KERNELS;
     e.base.version = FLAGOS_KERNELS_EXT_VERSION;
-    e.base.next = testing_extension();
+    e.base.next = collectives_extension();
     e.num_kernels = kNumKernels;
     e.kernels = pointers;
     return e;
   }();
-  return &ext.base;
+  return ext;
 }
+
+}  // namespace
+
+const flagos_extension_t* kernels_extension() { return &kernels_ext().base; }
+
+void set_kernels_next(const flagos_extension_t* next) { kernels_ext().base.next = next; }
 
 }  // namespace flagos_host

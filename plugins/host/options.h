@@ -14,9 +14,11 @@ struct Options {
   int32_t devices = 2;           // "devices": how many devices to expose (0 allowed)
   bool strict = false;           // "strict": device memory PROT_NONE to the host
   uint64_t capacity_bytes = 0;   // "memory_mb": per-device capacity
+  bool collectives = true;       // "collectives": chain FLAGOS_EXTENSION_COLLECTIVES
 
   bool operator==(const Options& o) const {
-    return devices == o.devices && strict == o.strict && capacity_bytes == o.capacity_bytes;
+    return devices == o.devices && strict == o.strict && capacity_bytes == o.capacity_bytes &&
+           collectives == o.collectives;
   }
 };
 

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "api.h"
+#include "collectives.h"
+#include "comm.h"
 #include "flagos/kit/fork_guard.hpp"
 #include "handles.h"
 #include "kernels.h"
@@ -26,13 +28,14 @@ constexpr const char* kForkLost =
 void install_fork_guard() {
   std::vector<std::mutex*> hold = handle_mutexes();
   hold.push_back(&memory_mutex());
+  hold.push_back(&comm_table_mutex());
   kit::fork_guard().install(kForkLost, std::move(hold));
 }
 
 }  // namespace
 
 const flagos_extension_t* HostPlugin::extensions() {
-  return kernels_extension();  // then the testing extension
+  return kernels_extension();  // then collectives (unless collectives=0), then testing
 }
 
 // Runs under the kit's entry lock.
@@ -42,15 +45,19 @@ flagos_status_t HostPlugin::configure(const char* fn, const flagos_host_info_t* 
   if (st != FLAGOS_SUCCESS) return st;
   if (!g_configured) {
     set_options(opts);
+    // The table (and so the chain's head) exists already; its links are
+    // settled here, before the first successful call returns the table.
+    set_kernels_next(opts.collectives ? collectives_extension() : testing_extension());
     install_fork_guard();
     g_configured = true;
   } else if (!(opts == options())) {
     // Device count and capacity are promised stable for the process lifetime.
     return fail(FLAGOS_ERROR_INVALID_STATE,
                 "%s: called again with different options (devices=%d strict=%d memory_mb=%llu "
-                "already in force)",
+                "collectives=%d already in force)",
                 fn, options().devices, options().strict ? 1 : 0,
-                (unsigned long long)(options().capacity_bytes >> 20));
+                (unsigned long long)(options().capacity_bytes >> 20),
+                options().collectives ? 1 : 0);
   }
   return FLAGOS_SUCCESS;
 }

@@ -17,7 +17,7 @@ const char* result_name(Result r) {
 std::vector<Group> all_groups() {
   return {packaging_group(), handshake_group(), struct_size_group(), errors_group(),
           device_group(),    memory_group(),    copies_group(),      streams_group(),
-          stress_group(),    lifecycle_group()};
+          stress_group(),    collectives_group(), lifecycle_group()};
 }
 
 // ---- the table ---------------------------------------------------------------------

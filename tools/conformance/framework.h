@@ -126,6 +126,7 @@ Group memory_group();
 Group copies_group();
 Group streams_group();
 Group stress_group();
+Group collectives_group();
 Group lifecycle_group();
 
 }  // namespace conformance
