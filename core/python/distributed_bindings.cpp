@@ -1,10 +1,12 @@
-// torch_fl._C's distributed piece: the gloo-tier backend torch_fl.distributed
+// torch_fl._C's distributed piece: the tier backends torch_fl.distributed
 // builds for a group. The tier choice, the gloo backend it wraps and the
 // registration with torch.distributed live in Python (torch_fl/distributed/).
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/utils/pybind.h>
 
 #include "bindings.h"
+#include "distributed/comm_backend.h"
+#include "distributed/communicator.h"
 #include "distributed/gloo_tier_backend.h"
 
 namespace py = pybind11;
@@ -26,6 +28,22 @@ void bind_distributed(py::module_& m) {
       .def_property_readonly("zero_copy",
                              [](const GlooTierBackend& b) { return b.bridge_mode() == Bridge::ZeroCopy; })
       .def_property_readonly("gloo", &GlooTierBackend::inner);
+
+  using distributed::CommBackend;
+  py::class_<CommBackend, c10d::Backend, c10::intrusive_ptr<CommBackend>>(m, "CommBackend")
+      .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, int64_t timeout_ms,
+                       const c10::intrusive_ptr<GlooTierBackend>& fallback, int device) {
+             py::gil_scoped_release no_gil;  // comm_create waits for the other ranks
+             return c10::make_intrusive<CommBackend>(store, rank, size, std::chrono::milliseconds(timeout_ms),
+                                                     fallback, device);
+           }),
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_ms"), py::arg("fallback"),
+           py::arg("device"),
+           "Serves flagos tensors on the active plugin's communicator (FLAGOS_EXTENSION_COLLECTIVES); "
+           "everything else through `fallback`.")
+      .def_property_readonly("fallback", &CommBackend::fallback);
+  m.def("has_collectives", [] { return distributed::Communicator::extension() != nullptr; },
+        "Whether the active plugin brings its own communicator (FLAGOS_EXTENSION_COLLECTIVES).");
 }
 
 }  // namespace flagos::python

@@ -8,9 +8,10 @@ prints "ok <what>" lines and exits 0, or raises.
 - mesh: init_device_mesh("flagos", ...) with no group yet, a collective over
   the mesh's group, and the tier of each group;
 - dead-peer: rank 1 exits without joining a collective; rank 0 must fail with
-  an error at once instead of hanging;
+  an error (at once on gloo, at the 4 s timeout on a communicator) instead
+  of hanging;
 - silent-peer: rank 1 lives on but never joins; rank 0's collective fails
-  with a timeout error after the group's timeout (5 s)."""
+  with a timeout error after the group's timeout (3 s)."""
 
 from __future__ import annotations
 
@@ -65,37 +66,45 @@ def mesh(rank, world):
           f"tier {torch_fl.distributed.tier(m.get_group())}")
 
 
+def lost_collective():
+    """A collective the peer never joins, then a blocking one: on the gloo
+    tiers the first raises; on a communicator the first only orders the
+    stream, and the barrier raises once the watchdog aborted the group."""
+    dist.all_reduce(torch.ones(4, device=FLAGOS))
+    dist.barrier()
+
+
 def dead_peer(rank, world):
-    dist.init_process_group("flagos", timeout=timedelta(seconds=10))
+    dist.init_process_group("flagos", timeout=timedelta(seconds=4))
     dist.barrier()
     if rank == 1:
         os._exit(0)  # gone without a word, mid-job
     start = time.monotonic()
     try:
-        dist.all_reduce(torch.ones(4, device=FLAGOS))
-    except Exception as e:  # gloo's error: connection closed or timed out
+        lost_collective()
+    except Exception as e:  # gloo's error (connection closed), or the communicator aborted at the timeout
         print(f"ok peer loss fails the collective after {time.monotonic() - start:.1f} s: "
               f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
         os._exit(0)  # the group cannot be torn down cleanly without its peer
-    raise AssertionError("all_reduce without the peer returned")
+    raise AssertionError("collectives without the peer returned")
 
 
 def silent_peer(rank, world):
-    dist.init_process_group("flagos", timeout=timedelta(seconds=5))
+    dist.init_process_group("flagos", timeout=timedelta(seconds=3))
     dist.barrier()
     if rank == 1:
-        time.sleep(8)  # alive past the timeout, never joins
+        time.sleep(6)  # alive past the timeout, never joins
         os._exit(0)
     start = time.monotonic()
     try:
-        dist.all_reduce(torch.ones(4, device=FLAGOS))
+        lost_collective()
     except Exception as e:
         waited = time.monotonic() - start
-        assert waited < 15, f"failed only after {waited:.1f} s, past the 5 s timeout"
+        assert waited < 15, f"failed only after {waited:.1f} s, past the 3 s timeout"
         print(f"ok a silent peer times the collective out after {waited:.1f} s: "
               f"{type(e).__name__}: {str(e).splitlines()[0][-120:]}")
         os._exit(0)
-    raise AssertionError("all_reduce without the peer returned")
+    raise AssertionError("collectives without the peer returned")
 
 
 SCENARIOS = {"redirect": redirect, "redirect-off": redirect_off, "mesh": mesh, "dead-peer": dead_peer,

@@ -1,7 +1,9 @@
 """torch.distributed on flagos (docs/distributed.md): two ranks on this
-machine, each a fresh process (test/distributed/launch.py), on the host
-plugin's two gloo tiers: zero-copy (its default memory is host-addressable)
-and staged (strict=1: device memory is PROT_NONE to all but the plugin)."""
+machine, each a fresh process (test/distributed/launch.py), on each tier the
+host plugin offers: its communicator (the collectives extension, shared
+memory between the processes), and with `collectives=0` the gloo tiers:
+zero-copy (its default memory is host-addressable) and staged (strict=1:
+device memory is PROT_NONE to all but the plugin)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,15 @@ import launch  # noqa: E402
 import sim_runtimes  # noqa: E402
 
 TIERS = {
-    "gloo-zero-copy": {},
-    "gloo-staged": {"FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "strict=1"},
+    "communicator": {},
+    "communicator strict": {"FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "strict=1"},
+    "gloo-zero-copy": {"FLAGOS_PLUGIN_OPTIONS": "collectives=0"},
+    "gloo-staged": {"FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "strict=1,collectives=0"},
 }
+
+
+def tier_name(case: str) -> str:
+    return case.split()[0]
 
 
 def run_ranks(script: str, args: list[str], env: dict[str, str], timeout: float = 120.0):
@@ -27,9 +35,10 @@ def run_ranks(script: str, args: list[str], env: dict[str, str], timeout: float 
     return ranks
 
 
-@pytest.mark.parametrize("tier", TIERS)
-def test_every_collective_matches_gloo_on_cpu(tier):
-    ranks = run_ranks("collectives.py", [tier], TIERS[tier])
+@pytest.mark.parametrize("case", TIERS)
+def test_every_collective_matches_gloo_on_cpu(case):
+    tier = tier_name(case)
+    ranks = run_ranks("collectives.py", [tier], TIERS[case])
     for r in ranks:
         assert "ok all_to_all_single uneven" in r.stdout and "ok all_reduce AVG" in r.stdout
     # One info line per group (from its rank 0): the world and the reference group.
@@ -38,12 +47,19 @@ def test_every_collective_matches_gloo_on_cpu(tier):
     assert staged_warnings == (1 if tier == "gloo-staged" else 0), ranks[0].stderr
 
 
-@pytest.mark.parametrize("tier", TIERS)
-def test_ddp_fsdp2_and_checkpoint_match_one_process_training(tier):
-    ranks = run_ranks("training.py", ["ddp", "fsdp", "dcp"], TIERS[tier], timeout=240)
+# The whole training set on the default tier and on the staged one; DDP alone
+# on the other two (their collectives are checked bit for bit above).
+TRAINING = {"communicator": ["ddp", "fsdp", "dcp"], "gloo-staged": ["ddp", "fsdp", "dcp"],
+            "communicator strict": ["ddp"], "gloo-zero-copy": ["ddp"]}
+
+
+@pytest.mark.parametrize("case", TRAINING)
+def test_ddp_fsdp2_and_checkpoint_match_one_process_training(case):
+    ranks = run_ranks("training.py", TRAINING[case], TIERS[case], timeout=240)
+    expected = {"ddp": "ok ddp step 2", "fsdp": "ok fsdp step 2", "dcp": "ok dcp after load step 3"}
     for r in ranks:
-        for line in ("ok ddp step 2", "ok fsdp step 2", "ok dcp loaded", "ok dcp after load step 3"):
-            assert line in r.stdout, r.stdout
+        for check in TRAINING[case]:
+            assert expected[check] in r.stdout, r.stdout
 
 
 def test_staged_tier_on_a_cuda_shaped_plugin(simrt):
@@ -67,12 +83,13 @@ def test_redirect_off_keeps_plain_gloo():
 
 def test_device_mesh_and_default_backend():
     ranks = run_ranks("scenarios.py", ["mesh"], {})
-    assert "tier gloo-zero-copy" in ranks[0].stdout
+    assert "tier communicator" in ranks[0].stdout
 
 
+@pytest.mark.parametrize("case", ["communicator", "gloo-zero-copy"])
 @pytest.mark.parametrize("scenario", ["dead-peer", "silent-peer"])
-def test_lost_peer_fails_the_collective_instead_of_hanging(scenario):
-    ranks = run_ranks("scenarios.py", [scenario], {}, timeout=60)
+def test_lost_peer_fails_the_collective_instead_of_hanging(scenario, case):
+    ranks = run_ranks("scenarios.py", [scenario], TIERS[case], timeout=60)
     assert ranks[0].stdout.startswith("ok "), ranks[0].stdout
 
 
@@ -85,7 +102,8 @@ def test_staged_tier_refused_when_disallowed():
             print("REFUSED", e)
         else:
             print("BUILT", torch_fl.distributed.tier())
-    """, env={"FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "strict=1", "FLAGOS_DIST_STAGED_GLOO": "0"})
+    """, env={"FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "strict=1,collectives=0",
+              "FLAGOS_DIST_STAGED_GLOO": "0"})
     assert proc.returncode == 0, proc.stderr
     assert "REFUSED [flagos] distributed:" in proc.stdout and "FLAGOS_DIST_STAGED_GLOO=0" in proc.stdout, proc.stdout
 

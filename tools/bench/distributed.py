@@ -3,8 +3,9 @@
 The "flagos" backend against native gloo on CPU tensors, two ranks on this
 machine, same run: all_reduce bus bandwidth from 1 KiB to 256 MiB and one
 DDP training step. Each tier runs in its own pair of processes (the host
-plugin as it is: gloo-zero-copy; with strict=1: gloo-staged), and each
-measures its own native baseline, interleaved with it (timing.py).
+plugin as it is: its communicator; with collectives=0: gloo-zero-copy; with
+strict=1 as well: gloo-staged), and each measures its own native baseline,
+interleaved with it (timing.py).
 
 Bus bandwidth is NCCL's convention: bytes * 2 (n - 1) / n / seconds."""
 
@@ -20,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = [1 << s for s in range(10, 29, 2)]  # 1 KiB .. 256 MiB
-TIERS = {"gloo-zero-copy": {}, "gloo-staged": {"FLAGOS_PLUGIN_OPTIONS": "strict=1"}}
+TIERS = {"communicator": {},
+         "gloo-zero-copy": {"FLAGOS_PLUGIN_OPTIONS": "collectives=0"},
+         "gloo-staged": {"FLAGOS_PLUGIN_OPTIONS": "strict=1,collectives=0"}}
 WORLD = 2
 
 
@@ -123,7 +126,7 @@ def table(results: dict[str, dict]) -> str:
         cells = [f"{r[i]['flagos']:.3g} | {r[i]['ratio']:.2f}×" for r in rows]
         lines.append(f"| {row['case']} | {row['unit']} | {row['cpu']:.3g} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("The native column is the zero-copy run's own baseline; each tier's ratio is "
+    lines.append(f"The native column is the {tiers[0]} run's own baseline; each tier's ratio is "
                  "against the baseline measured in its own processes.")
     return "\n".join(lines)
 

@@ -7,6 +7,9 @@
 tensors too. Each group runs on one tier, chosen when it is created and
 reported by :func:`tier`:
 
+- ``communicator``: the plugin brings its own communicator (the ABI's
+  collectives extension); collectives run on a device stream, ordered by
+  events, CPU tensors still through gloo;
 - ``gloo-zero-copy``: the plugin's device memory is host-addressable; gloo
   runs on CPU views of the flagos tensors, no copies;
 - ``gloo-staged``: every other plugin; each flagos operand is copied to the

@@ -14,7 +14,7 @@ from torch_fl import _C
 from torch_fl.distributed import _redirect, _tiers
 
 BACKEND_NAME = "flagos"
-TIERS = (_tiers.GLOO_ZERO_COPY, _tiers.GLOO_STAGED)
+TIERS = (_tiers.COMMUNICATOR, _tiers.GLOO_ZERO_COPY, _tiers.GLOO_STAGED)
 
 # group name -> tier; names are unique per process (torch derives them).
 _tier_by_group: dict[str, str] = {}
@@ -26,7 +26,13 @@ def _create(opts, pg_options) -> object:
     chosen = _tiers.choose()
     timeout = opts.timeout if isinstance(opts.timeout, timedelta) else timedelta(seconds=1800)
     gloo = dist.ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size, timeout)
-    backend = _C.GlooTierBackend(gloo, zero_copy=chosen == _tiers.GLOO_ZERO_COPY)
+    if chosen == _tiers.COMMUNICATOR:
+        # CPU tensors, and what the communicator lacks, still go through gloo.
+        fallback = _C.GlooTierBackend(gloo, zero_copy=_tiers.fallback_zero_copy())
+        backend = _C.CommBackend(opts.store, opts.group_rank, opts.group_size,
+                                 int(timeout.total_seconds() * 1000), fallback, torch.flagos.current_device())
+    else:
+        backend = _C.GlooTierBackend(gloo, zero_copy=chosen == _tiers.GLOO_ZERO_COPY)
     _tier_by_group[opts.group_id] = chosen
     if opts.group_rank == 0:
         print(f"[flagos] distributed: group '{opts.group_id}' ({opts.group_size} ranks) "

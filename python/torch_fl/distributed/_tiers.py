@@ -8,6 +8,7 @@ import torch
 
 from torch_fl import _C, _env
 
+COMMUNICATOR = "communicator"
 GLOO_ZERO_COPY = "gloo-zero-copy"
 GLOO_STAGED = "gloo-staged"
 
@@ -23,10 +24,17 @@ def _host_addressable() -> bool:
     return "host_addressable" in props["capabilities"]
 
 
+def fallback_zero_copy() -> bool:
+    """Whether the gloo tier under a communicator maps flagos tensors without copies."""
+    return _host_addressable()
+
+
 def choose() -> str:
     """The tier for a group built now; raises when the only one left is
     forbidden. Warns once per process when it is the staged one."""
     global _staged_warned
+    if torch.flagos.device_count() > 0 and _C.has_collectives():
+        return COMMUNICATOR
     if _host_addressable():
         return GLOO_ZERO_COPY
     plugin = _C.active_plugin()["name"]
