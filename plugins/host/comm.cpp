@@ -47,14 +47,6 @@ struct RankInfo {
 
 uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-template <class T>
-T load(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-template <class T>
-void store(T* p, T v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -205,11 +197,11 @@ flagos_status_t Comm::rendezvous(const char* fn, uint64_t timeout_ms) {
                 "%s: rank %d says nranks %d, but the communicator was created with nranks %d", fn,
                 rank_, nranks_, seen);
   }
-  if (load(&h->aborted) != kNotAborted)
+  if (load_acquire(&h->aborted) != kNotAborted)
     return fail(FLAGOS_ERROR_TIMEOUT,
                 "%s: the rendezvous of this id already failed on rank %d (it timed out or was "
                 "given bad arguments)",
-                fn, load(&h->aborted_by));
+                fn, load_acquire(&h->aborted_by));
   RankInfo* me = reinterpret_cast<RankInfo*>(base_ + ranks_off_ + rank_ * 3 * kLine);
   uint32_t zero = 0;
   if (!__atomic_compare_exchange_n(&me->joined, &zero, 1u, false, __ATOMIC_ACQ_REL,
@@ -225,17 +217,17 @@ flagos_status_t Comm::rendezvous(const char* fn, uint64_t timeout_ms) {
   if (arrived == static_cast<uint32_t>(nranks_)) shm_unlink(name_.c_str());
   const int64_t deadline = now_ns() + static_cast<int64_t>(std::min<uint64_t>(timeout_ms, 1ull << 40)) * 1000000;
   uint64_t idle = 0;
-  while ((arrived = load(&h->arrived)) < static_cast<uint32_t>(nranks_)) {
-    if (load(&h->aborted) != kNotAborted)
+  while ((arrived = load_acquire(&h->arrived)) < static_cast<uint32_t>(nranks_)) {
+    if (load_acquire(&h->aborted) != kNotAborted)
       return fail(FLAGOS_ERROR_TIMEOUT,
                   "%s: rank %d gave up the rendezvous (%u of %d ranks had arrived)", fn,
-                  load(&h->aborted_by), arrived, nranks_);
+                  load_acquire(&h->aborted_by), arrived, nranks_);
     if (now_ns() >= deadline) {
       mark_segment_aborted(kRendezvousFailed);
       std::string missing;
       for (int32_t r = 0, shown = 0; r < nranks_ && shown < 8; ++r) {
         auto* info = reinterpret_cast<RankInfo*>(base_ + ranks_off_ + r * 3 * kLine);
-        if (load(&info->joined) == 0) {
+        if (load_acquire(&info->joined) == 0) {
           missing += (missing.empty() ? "" : ", ") + std::to_string(r);
           ++shown;
         }
@@ -261,7 +253,7 @@ Comm::~Comm() {
   if (base_ == nullptr) return;
   // Peers that still wait for this rank fail instead of waiting forever.
   auto* me = reinterpret_cast<RankInfo*>(base_ + ranks_off_ + rank_ * 3 * kLine);
-  if (load(&me->joined) == 1) store(&me->left, 1u);
+  if (load_acquire(&me->joined) == 1) store_release(&me->left, 1u);
   munmap(base_, length_);
 }
 
@@ -286,14 +278,14 @@ uint64_t* Comm::counter(int32_t r, int phase) const {
 
 // ---- progress and waiting ----------------------------------------------------
 
-void Comm::post(int phase, uint64_t step) { store(counter(rank_, phase), step); }
+void Comm::post(int phase, uint64_t step) { store_release(counter(rank_, phase), step); }
 
 flagos_status_t Comm::wait_rank(const char* fn, int32_t r, int phase, uint64_t step) {
   uint64_t idle = 0;
   const uint64_t* c = counter(r, phase);
-  while (load(c) < step) {
+  while (load_acquire(c) < step) {
     auto* info = reinterpret_cast<RankInfo*>(base_ + ranks_off_ + r * 3 * kLine);
-    if (load(&info->left) != 0)
+    if (load_acquire(&info->left) != 0)
       return fail(FLAGOS_ERROR_COMM,
                   "%s: rank %d released its communicator while rank %d still waits for it (the "
                   "ranks did not call the same collectives)",
@@ -332,9 +324,9 @@ flagos_status_t Comm::check_alive(const char* fn) {
   if (local_abort_.load(std::memory_order_relaxed))
     return fail(FLAGOS_ERROR_COMM, "%s: the communicator was aborted (comm_abort on rank %d)", fn,
                 rank_);
-  uint32_t code = load(&header_->aborted);
+  uint32_t code = load_acquire(&header_->aborted);
   if (code != kNotAborted) {
-    int32_t by = load(&header_->aborted_by);
+    int32_t by = load_acquire(&header_->aborted_by);
     const char* why = code == kAborted       ? "comm_abort was called"
                       : code == kOpFailed    ? "an operation failed there"
                       : code == kPeerLost    ? "it found a peer process gone"
@@ -367,8 +359,8 @@ flagos_status_t Comm::check_alive(const char* fn) {
 void Comm::mark_segment_aborted(uint32_t code) {
   uint32_t none = kNotAborted;
   // aborted_by is written first so a reader that sees the code sees the rank.
-  if (load(&header_->aborted) != kNotAborted) return;
-  store(&header_->aborted_by, rank_);
+  if (load_acquire(&header_->aborted) != kNotAborted) return;
+  store_release(&header_->aborted_by, rank_);
   __atomic_compare_exchange_n(&header_->aborted, &none, code, false, __ATOMIC_ACQ_REL,
                               __ATOMIC_ACQUIRE);
 }
@@ -395,7 +387,7 @@ flagos_status_t Comm::fail_op(flagos_status_t st) {
 
 flagos_status_t Comm::status(const char* fn) {
   if (error_.load(std::memory_order_acquire) == FLAGOS_SUCCESS &&
-      load(&header_->aborted) != kNotAborted) {
+      load_acquire(&header_->aborted) != kNotAborted) {
     fail_op(check_alive("comm_status"));  // broken by a peer: sticky from now on
   }
   std::lock_guard<std::mutex> lock(error_mu_);

@@ -18,6 +18,17 @@
 
 namespace flagos_host {
 
+// Acquire/release access to the counters other ranks write in the shared
+// segment (plain memory there, not std::atomic objects).
+template <class T>
+inline T load_acquire(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+template <class T>
+inline void store_release(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
 struct SegmentHeader;  // comm.cpp
 
 // A one-way byte ring from rank `from` to rank `to`: the sender advances

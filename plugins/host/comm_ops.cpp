@@ -20,14 +20,6 @@
 namespace flagos_host {
 namespace {
 
-template <class T>
-T load_acquire(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-template <class T>
-void store_release(T* p, T v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
 
 // A chunk's elements split into nranks shares of `share` (the last ones
 // shorter or empty): share j is [begin(j), end(j)).
