@@ -33,11 +33,23 @@ bool host_addressable() {
 
 // The choice reads shapes, dtypes and requires_grad (a mask that needs a
 // gradient rules out flash attention on CPU): the views carry the latter too.
+// Under torch.compile's tracing the operands are fake or functional tensors
+// without bytes: a stand-in of the target device with their geometry serves.
 at::Tensor view_of(const at::Tensor& t, BoxingTarget target) {
-  at::Tensor v = routes::boxed_view(t, target);
+  at::Tensor v;
+  if (t.key_set().has_any(c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}))) {
+    const auto cuda = static_cast<c10::DeviceIndex>(device::properties(t.device().index()).interop_device_index);
+    v = at::empty({0}, t.options().device(target == BoxingTarget::Cpu ? c10::Device(c10::kCPU)
+                                                                     : c10::Device(c10::kCUDA, cuda)));
+    v.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides());
+  } else {
+    v = routes::boxed_view(t, target);
+  }
   if (t.requires_grad()) v.requires_grad_(true);
   return v;
 }
+
+bool symbolic(const at::Tensor& t) { return t.unsafeGetTensorImpl()->has_symbolic_sizes_strides(); }
 
 std::optional<at::Tensor> view_opt(const std::optional<at::Tensor>& t, BoxingTarget target) {
   if (!t || !t->defined()) return t;
@@ -59,6 +71,9 @@ int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Ten
   } else {
     return math;  // the choice would need the CPU kernels' memory access
   }
+  // A shape only known symbolically (dynamic shapes under compile): the math
+  // decomposition, which every shape takes.
+  if (symbolic(q) || symbolic(k) || symbolic(v) || (mask && mask->defined() && symbolic(*mask))) return math;
   // The op (not the stub: DispatchStub's lookup is not callable from outside
   // libtorch) on views of the operands as CPU/CUDA tensors; no bytes are read.
   const int64_t choice = at::_fused_sdp_choice(view_of(q, target), view_of(k, target),

@@ -13,5 +13,6 @@ PYBIND11_MODULE(_C, m) {
   flagos::python::bind_device(m);
   flagos::python::bind_routing(m);
   flagos::python::bind_distributed(m);
+  flagos::python::bind_compile(m);
   flagos::python::bind_testing(m);
 }

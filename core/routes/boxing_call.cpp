@@ -8,6 +8,7 @@
 #include "aten/transfer.h"
 #include "device/device_allocator.h"
 #include "device/generator.h"
+#include "device/graph.h"
 #include "device/runtime.h"
 #include "device/streams.h"
 #include "error.h"
@@ -65,14 +66,6 @@ BoxingCall::SpareAliases& spare_aliases(BoxingTarget target) {
   return spare[target == BoxingTarget::Cpu ? 0 : 1];
 }
 
-void wait_for_stream(c10::DeviceIndex device) {
-  const auto& plugin = device::active_plugin();
-  flagos_stream_t stream = device::current_native(device);
-  flagos_status_t status = plugin.api().stream_query(stream);
-  if (status == FLAGOS_NOT_READY) status = plugin.api().stream_synchronize(stream);
-  plugin.check(status, "stream_synchronize");
-}
-
 // Makes each device's flagos current stream torch's current CUDA stream
 // there for the call (device/streams.h: usually it already is): the op's
 // device, and any other device whose tensors an op spanning devices works on
@@ -109,6 +102,14 @@ bool spans_devices(std::string_view name) {
 }
 
 }  // namespace
+
+void wait_for_stream(c10::DeviceIndex device) {
+  const auto& plugin = device::active_plugin();
+  flagos_stream_t stream = device::current_native(device);
+  flagos_status_t status = plugin.api().stream_query(stream);
+  if (status == FLAGOS_NOT_READY) status = plugin.api().stream_synchronize(stream);
+  plugin.check(status, "stream_synchronize");
+}
 
 OpTraits::OpTraits(const c10::OperatorHandle& op)
     : name(c10::toString(op.schema().operator_name())),
@@ -233,12 +234,16 @@ void BoxingCall::run(const OpTraits& op, c10::function_ref<void()> kernel) {
     check_foreign_operand(op.foreign_operands, op.name, device_, foreign_);
   if (target_ == BoxingTarget::Cpu) {
     // The kernel runs now, on the host: queued device work must finish first.
+    TORCH_CHECK(!device::is_capturing(device::current_stream(device_)), "[flagos] ", op.name,
+                " takes the cpu route, which runs on the host at once and cannot be captured in a "
+                "flagos graph; route it to a kernel that enqueues on the stream (native, cuda)");
     wait_for_stream(device_);
     for (c10::DeviceIndex d : other_devices_) wait_for_stream(d);
     HostAllocationScope scope(device_);
     device::SeededCpuScope seeded(device_, op.draws_default_generator);
     kernel();
   } else {
+    if (op.draws_default_generator) device::refuse_random_in_capture(device_);  // dropout & co
     CudaStreamScope scope(device_, other_devices_);
     kernel();
   }

@@ -53,6 +53,10 @@ struct OpTraits {
   void check_devices(c10::DeviceIndex first, c10::DeviceIndex other, bool host_kernel) const;
 };
 
+// Blocks until the work queued on `device`'s current stream finished: a host
+// kernel reads and writes the memory right away.
+void wait_for_stream(c10::DeviceIndex device);
+
 class BoxingCall {
  public:
   // `device`: the flagos device the op runs on (its first flagos operand's).

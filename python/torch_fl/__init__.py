@@ -20,9 +20,11 @@ Import sequence (each step one concern):
   5. name PrivateUse1 "flagos", register torch.flagos, generate the
      tensor/module/storage ``.flagos()`` methods (torch_fl._device), keep
      tied parameters tied across Module.to("flagos") (torch_fl._compat),
+     relax framework device gates such as flex_attention's (torch_fl.compat),
      answer torch.cuda's device queries from flagos where FLAGOS_METAX_COMPAT
      asks (torch_fl._cuda_queries), and
-     register the "flagos" torch.distributed backend (torch_fl.distributed);
+     register the "flagos" torch.distributed backend (torch_fl.distributed)
+     and torch.compile's flagos device and backend (torch_fl.compile);
   6. fill GEMS_VENDOR when unset (torch_fl._vendor);
   7. at exit, let flagos' autograd threads finish with the last backward
      before the interpreter goes (torch_fl._exit).
@@ -42,7 +44,8 @@ import sys
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
 from torch_fl import _C, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor, distributed
-from torch_fl import _before_torch, _cuda_queries, _dcu_pairing
+from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, compat
+from torch_fl import compile as _compile
 from torch_fl._plugins import entry_point_candidates
 
 __version__ = "0.1.0"
@@ -138,8 +141,10 @@ def _initialize() -> None:
     _routing.install()  # the core resolves the whole conf before registering a kernel
     _device.register()
     _compat.install()
+    compat.install()
     _cuda_queries.install(plugin["name"])
     distributed.register()
+    _compile.install(plugin["name"])
     if fill_vendor:
         _env.set_foreign(_vendor.NAME, vendor)
     _exit.install()

@@ -54,17 +54,20 @@ def tokens(cfg, batch: int, seq: int, device: str) -> torch.Tensor:
     return torch.randint(0, cfg.vocab_size, (batch, seq), generator=g).to(device)
 
 
-def train_step(base: torch.nn.Module, batch: int, seq: int, steps: int):
-    """Forward with labels, backward, AdamW step, under bf16 autocast."""
+def train_step(base: torch.nn.Module, batch: int, seq: int, steps: int, compiled: bool = False):
+    """Forward with labels, backward, AdamW step, under bf16 autocast;
+    `compiled`: the model torch.compile'd (default Inductor), which the first
+    call (the timing's warm-up) compiles."""
     def make(device: str):
         model = move(base, device).train()
+        call = torch.compile(model) if compiled else model
         ids = tokens(base.config, batch, seq, device)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
         def run():
             for _ in range(steps):
                 with torch.autocast(device_type=device, dtype=torch.bfloat16):
-                    loss = model(ids, labels=ids).loss
+                    loss = call(ids, labels=ids).loss
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -72,16 +75,18 @@ def train_step(base: torch.nn.Module, batch: int, seq: int, steps: int):
     return make
 
 
-def forward(base: torch.nn.Module, length: int, calls: int):
-    """One no-grad forward over a batch-1 prompt of `length` tokens."""
+def forward(base: torch.nn.Module, length: int, calls: int, compiled: bool = False):
+    """One no-grad forward over a batch-1 prompt of `length` tokens (`compiled`:
+    as for train_step)."""
     def make(device: str):
         model = move(base, device).eval()
+        call = torch.compile(model) if compiled else model
         ids = tokens(base.config, 1, length, device)
 
         def run():
             with torch.no_grad():
                 for _ in range(calls):
-                    model(ids, use_cache=False)
+                    call(ids, use_cache=False)
         return run, calls
     return make
 

@@ -12,6 +12,9 @@ medians, per-repeat ratios):
                  tokens, bf16 autocast, AdamW; ms/step
   (d) infer      GPT-2 small, batch 1: a 32-token no-grad forward (the target
                  row) and greedy decoding of 32 tokens with the KV cache; ms
+  (f) compile-train, compile-infer: (c) and (d)'s forward with the model
+                 compiled (torch.compile, default Inductor) on both sides; not
+                 in the default jobs (each side compiles first, minutes)
   (e) flaggems   FlagGems operators through the flaggems route
                  (cuda_flaggems.toml) against the same FlagGems function called
                  directly on CUDA tensors; µs/op
@@ -56,9 +59,11 @@ TARGETS = {
     "train": ("≤ 1.03× native", lambda r: r["ratio"] <= 1.03),
     "infer": ("≤ 1.10× native", lambda r: r["ratio"] <= 1.10),
     "flaggems": ("≤ 1.15× direct", lambda r: r["ratio"] <= 1.15),
+    "compile-train": ("≤ 1.03× native compiled", lambda r: r["ratio"] <= 1.03),
+    "compile-infer": ("≤ 1.05× native compiled", lambda r: r["ratio"] <= 1.05),
 }
 PRIMARY_CONF = {"tiny": "boxing", "bandwidth": "boxing", "train": "boxing", "infer": "boxing",
-                "flaggems": "flaggems"}
+                "flaggems": "flaggems", "compile-train": "boxing", "compile-infer": "boxing"}
 
 
 # ---------------------------------------------------------------- child side
@@ -150,6 +155,38 @@ def section_infer(native: str, dry: bool, repeats: int) -> tuple[list, list]:
                    target=False)]
     profiled = op_profile.compare_note(gpt2.forward(base, length, 1), native)
     return rows, [_sdpa_note(native, torch.float32), f"forward: {census}", f"forward: {profiled}"]
+
+
+def section_compile_train(native: str, dry: bool, repeats: int) -> tuple[list, list]:
+    """(c) with both sides compiled, in two processes taking turns as (c) does."""
+    from tools.bench import gpu_train_split as split
+
+    cfg = gpt2.config(dry)
+    batch, seq, steps = split.DRY if dry else (split.BATCH, split.SEQ, split.STEPS)
+    r = split.measure(pairs=1 if dry else 2, blocks=4, timeout=400, native=native, dry=dry, compiled=True)
+    case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd} compiled, batch {batch} x {seq}, bf16 autocast, AdamW"
+    notes = [f"native compiled and flagos compiled in separate processes taking turns, ABBA: {r['rounds']}"]
+    return [_timed(case, "ms/step", 1e3, r, native, baseline=f"{native} compiled")], notes
+
+
+def section_compile_infer(native: str, dry: bool, repeats: int) -> tuple[list, list]:
+    cfg = gpt2.config(dry)
+    length, calls = (8, 2) if dry else (32, 10)
+    make = gpt2.forward(gpt2.build(cfg), length, calls, compiled=True)
+    built, graphs = {}, []  # compiled once (at the first call), timed and profiled
+    for dev in (native, "flagos"):
+        counters = torch._dynamo.utils.counters
+        counters.clear()
+        built[dev] = make(dev)
+        built[dev][0]()
+        breaks = "; ".join(f"{why} ×{n}" for why, n in counters["graph_break"].items()) or "none"
+        graphs.append(f"{dev}: {counters['stats']['unique_graphs']} graphs, graph breaks: {breaks}")
+    r = timing.compare(built.__getitem__, repeats, devices=(native, "flagos"))
+    case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd} compiled, batch 1, {length}-token forward, no grad"
+    profile = op_profile.note_from({dev: op_profile.self_cpu_by_op(run) for dev, (run, _) in built.items()},
+                                   native)
+    return ([_timed(case, "ms", 1e3, r, native, baseline=f"{native} compiled")],
+            ["dynamo: " + "; ".join(graphs), f"{calls} forwards: {profile}"])
 
 
 # The FlagGems operators of (e): how torch reaches each on flagos, and how the
@@ -250,7 +287,8 @@ def _registered_for(native: str, op: str, fn):
 
 
 SECTIONS = {"tiny": section_tiny, "bandwidth": section_bandwidth, "train": section_train,
-            "infer": section_infer, "flaggems": section_flaggems}
+            "infer": section_infer, "flaggems": section_flaggems,
+            "compile-train": section_compile_train, "compile-infer": section_compile_infer}
 
 
 def _install_flaggems_standin() -> None:

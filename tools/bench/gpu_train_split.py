@@ -22,6 +22,7 @@ note names any operator that left the device (cpu_fallback).
     python3 -m tools.bench.gpu_train_split [PAIRS [BLOCKS]]      (on a CUDA GPU)
     python3 -m tools.bench.gpu_train_split --native cpu --dry-run  (try it on the host)
     python3 -m tools.bench.gpu_train_split 6 4 --other cuda#2      (A/A: the method's own scatter)
+    python3 -m tools.bench.gpu_train_split --compiled                (both sides torch.compile'd)
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ BATCH, SEQ, STEPS = 8, 512, 3
 DRY = (2, 32, 5)  # batch, seq, steps of --dry-run (a 2-layer GPT-2 from gpt2.config(True))
 
 
-def serve(device: str, dry: bool) -> None:
+def serve(device: str, dry: bool, compiled: bool = False) -> None:
     """The child: answers one JSON line per command read from stdin
     ("time", "profile", "census"), after a first {"ready": ...} line."""
     device = device.split("#")[0]  # "cuda#2": the second native process of an A/A run
@@ -52,7 +53,7 @@ def serve(device: str, dry: bool) -> None:
     from tools.bench import gpt2, timing
 
     batch, seq, steps = DRY if dry else (BATCH, SEQ, STEPS)
-    run, n = gpt2.train_step(gpt2.build(gpt2.config(dry)), batch, seq, steps)(device)
+    run, n = gpt2.train_step(gpt2.build(gpt2.config(dry)), batch, seq, steps, compiled)(device)
     timing.wall_clock(run, device)  # warm-up: allocator, kernels, optimizer state
     print(json.dumps({"ready": device}), flush=True)
     for line in sys.stdin:
@@ -91,10 +92,11 @@ def serve(device: str, dry: bool) -> None:
 class _Child:
     """One serving process; ask() sends a command and waits for its answer."""
 
-    def __init__(self, device: str, dry: bool, timeout: float):
+    def __init__(self, device: str, dry: bool, timeout: float, compiled: bool = False):
         self.device, self.timeout = device, timeout
         self._stderr = tempfile.TemporaryFile(mode="w+")
-        args = [sys.executable, "-m", "tools.bench.gpu_train_split", "--serve", device] + (["--dry-run"] if dry else [])
+        args = [sys.executable, "-m", "tools.bench.gpu_train_split", "--serve", device] + \
+            (["--dry-run"] if dry else []) + (["--compiled"] if compiled else [])
         self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
                                       text=True)
         self._lines: queue.Queue = queue.Queue()
@@ -134,7 +136,7 @@ class _Child:
 
 
 def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str = "cuda",
-            dry: bool = False, other: str = "flagos") -> dict:
+            dry: bool = False, other: str = "flagos", compiled: bool = False) -> dict:
     """Seconds per step on each side (medians of all blocks, keyed like
     timing.compare: "<native>_s", "flagos_s"), the ratio (median of the
     per-block ratios), each pair's medians ("rounds"), the routes the flagos
@@ -143,11 +145,12 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
     notes). Each pair also times blocks with Python's collector off, between
     the others; their ratio is reported in "rounds". `other` "cuda#2" makes
     it an A/A run: a second native process stands in for flagos, and the
-    ratios show what the method itself scatters."""
+    ratios show what the method itself scatters. `compiled`: both sides
+    torch.compile the model (gpt2.train_step), without the profiles."""
     times: dict[str, list[float]] = {native: [], other: []}
     ratios, nogc_ratios, per_pair, census, ops, kernels = [], [], [], "", {}, ""
     for p in range(pairs):
-        children = {dev: _Child(dev, dry, timeout) for dev in (native, other)}  # both load at once
+        children = {dev: _Child(dev, dry, timeout, compiled) for dev in (native, other)}  # both load at once
         try:
             for child in children.values():
                 child.ask(None)  # ready
@@ -174,7 +177,7 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
             for dev in mine:
                 times[dev] += mine[dev]
             print(f"    pair {p + 1}: {native}/{other} {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
-            if p == 0 and other == "flagos":
+            if p == 0 and other == "flagos" and not compiled:
                 ops = {dev: {op: tuple(v) for op, v in child.ask("profile")["ops"].items()}
                        for dev, child in children.items()}
                 census = children[other].ask("census")["census"]
@@ -204,17 +207,20 @@ def main() -> int:
     parser.add_argument("--native", default="cuda")
     parser.add_argument("--other", default="flagos", help="the compared side; e.g. cuda#2 for an A/A run")
     parser.add_argument("--dry-run", action="store_true", help="a 2-layer GPT-2 at batch 2 x 32 tokens")
+    parser.add_argument("--compiled", action="store_true", help="both sides torch.compile the model")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve, args.dry_run)
+        serve(args.serve, args.dry_run, args.compiled)
         return 0
-    r = measure(args.pairs, args.blocks, native=args.native, dry=args.dry_run, other=args.other)
+    r = measure(args.pairs, args.blocks, native=args.native, dry=args.dry_run, other=args.other,
+                compiled=args.compiled)
     print(f"native {args.native} {r[f'{args.native}_s'] * 1e3:.1f} ms/step, {args.other} "
           f"{r[f'{args.other}_s'] * 1e3:.1f} ms/step: {args.other}/{args.native} = {r['ratio']:.3f} "
           f"(ratios of single blocks: {min(r['block_ratios']):.3f} to {max(r['block_ratios']):.3f})")
     for key in ("rounds", "census", "op_profile", "kernels"):
-        print(r[key])
+        if r[key]:
+            print(r[key])
     return 0
 
 

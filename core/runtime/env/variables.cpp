@@ -228,7 +228,7 @@ const std::vector<Variable>& variables() {
        "device gate alone, so a flagos tensor is refused at the entry point as it is "
        "upstream. Set 1 to measure a platform against that gate unchanged; see the "
        "Flex Attention note below",
-       "framework-shims", "the torch device"},
+       "framework-shims", ""},
       {"FLAGOS_DISABLE_CUDA_ASSETS", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Skip preloading the bundled libtorch_cuda.so and CUDA libraries, for builds "
        "that use system libtorch",
@@ -246,10 +246,10 @@ const std::vector<Variable>& variables() {
        "Assert that a FlagTree build is the active Triton. Required on Ascend when the "
        "compiler is FlagTree: the check fails loudly if the installed Triton is not "
        "FlagTree",
-       "compile", "compile"},
+       "compile", ""},
       {"FLAGOS_COMPILE_FALLBACK_EAGER", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Fall back to eager mode when torch.compile encounters unsupported operations",
-       "compile", "compile"},
+       "compile", ""},
       {"FLAGOS_TILEOPS_USE_L2", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Use the TileOps L2-cache tier",
        "compile", "routing (TileOps routes)"},

@@ -1,0 +1,57 @@
+"""The compile variables the import sets or checks (docs/compile.md).
+
+Two Inductor settings are pinned by export *and* attribute: the export
+reaches Inductor's compile workers and a torch._inductor.config imported
+later; the attribute a config imported already. An explicit export wins.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from torch_fl import _env
+from torch_fl._after_import import after_import
+
+# Vendor compilers that must not compile in a forked worker: the worker never
+# imports torch_fl, so the vendor's Triton driver finds no active device there.
+NO_FORK_COMPILERS = ("gcu", "ppu", "musa")
+
+
+def _pin(variable: str, attribute: str, value: str, python_value) -> None:
+    if not _env.set_foreign(variable, value):
+        return
+
+    def apply(config) -> None:
+        setattr(config, attribute, python_value)
+
+    after_import("torch._inductor.config", apply)
+
+
+def pin(plugin_name: str) -> None:
+    if not hasattr(torch._C, "_StaticCudaLauncher"):
+        _pin("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "use_static_cuda_launcher", "0", False)
+    if plugin_name in NO_FORK_COMPILERS:
+        _pin("TORCHINDUCTOR_COMPILE_THREADS", "compile_threads", "1", 1)
+
+
+def flagtree_problem() -> str | None:
+    """With FLAGOS_USE_FLAGTREE=1, why the active Triton is not FlagTree (else None)."""
+    if not _env.get("FLAGOS_USE_FLAGTREE"):
+        return None
+    try:
+        import triton
+    except ImportError:
+        return "FLAGOS_USE_FLAGTREE=1, but no Triton (FlagTree or other) is installed"
+    # FlagTree ships as the `triton` package and names itself in its metadata
+    # and version string.
+    from importlib import metadata
+    names = {d.metadata["Name"].lower() for d in metadata.distributions()
+             if "triton" in (d.metadata["Name"] or "").lower() or "flagtree" in (d.metadata["Name"] or "").lower()}
+    version = getattr(triton, "__version__", "")
+    if any("flagtree" in n for n in names) or "flagtree" in version.lower():
+        return None
+    where = os.path.dirname(getattr(triton, "__file__", "") or "?")
+    return (f"FLAGOS_USE_FLAGTREE=1, but the active Triton ({version or 'unknown version'}, "
+            f"{where}; distributions: {', '.join(sorted(names)) or 'none'}) is not FlagTree")

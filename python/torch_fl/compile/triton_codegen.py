@@ -1,0 +1,87 @@
+"""The triton codegen path (CUDA-ABI plugins): Inductor's CUDA scheduling
+registered for the flagos device type, with the wrapper's stream, device
+and synchronisation lines pointed at torch.flagos, so every Triton kernel
+is launched on the flagos current stream (its cudaStream_t, from the plugin).
+Buffers are allocated through torch_fl._C._empty_strided, the counterpart
+of the fast path Inductor's wrapper has for cuda (it names only in-tree
+device types).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
+from torch._inductor.codegen.cuda.device_op_overrides import CUDADeviceOpOverrides
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+
+class FlagosDeviceOpOverrides(CUDADeviceOpOverrides):
+    def import_get_raw_stream_as(self, name: str) -> str:
+        return f"from torch_fl._C import _current_raw_stream as {name}"
+
+    def set_device(self, device_idx: int) -> str:
+        return f"torch.flagos.set_device({device_idx})"
+
+    def synchronize(self) -> str:
+        return "torch.flagos.synchronize()"
+
+    def device_guard(self, device_idx: int) -> str:
+        return f"torch.flagos.device({device_idx})"
+
+    def current_stream(self) -> str:
+        return "torch.flagos.current_stream()"
+
+
+_registered = False
+
+
+class FlagosWrapperCodegen(PythonWrapperCodegen):
+    @staticmethod
+    def create(is_subgraph, subgraph_name, parent_wrapper, *args, **kwargs):
+        if is_subgraph:
+            return PythonWrapperCodegen.create(is_subgraph, subgraph_name, parent_wrapper, *args, **kwargs)
+        return FlagosWrapperCodegen()
+
+    def write_header(self) -> None:
+        super().write_header()
+        self.imports.splice("from torch_fl._C import _empty_strided as empty_strided_flagos", strip=True)
+
+    def make_allocation(self, name, device, dtype, shape, stride, *args, **kwargs):
+        line = super().make_allocation(name, device, dtype, shape, stride, *args, **kwargs)
+        if device.type != "flagos" or not line.startswith(f"{name} = empty_strided("):
+            return line
+        plain = f"device='{device.type}', dtype={dtype})"
+        return line.replace(f"{name} = empty_strided(", f"{name} = empty_strided_flagos(", 1).replace(
+            plain, f"{dtype})", 1)
+
+
+def register() -> None:
+    """Idempotent; at the first flagos graph Inductor compiles."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    from torch._inductor import utils
+    from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
+    from torch._inductor.codegen.cuda_combined_scheduling import CUDACombinedScheduling
+    from torch._inductor.runtime import hints
+
+    register_device_op_overrides("flagos", FlagosDeviceOpOverrides())
+    register_backend_for_device("flagos", CUDACombinedScheduling, FlagosWrapperCodegen, CppWrapperGpu)
+    # A GPU device type for the scheduler (fusion, reductions, Triton). The
+    # cached get_gpu_type() asserts that one listed type is available: it is
+    # asked first, so it keeps answering cuda.
+    if "flagos" not in utils.GPU_TYPES:
+        utils.get_gpu_type()
+        utils.GPU_TYPES.append("flagos")
+    # Triton targets the CUDA device under the flagos one.
+    original = hints.DeviceProperties.create.__func__
+
+    def create(cls, device):
+        if getattr(device, "type", None) == "flagos":
+            from torch_fl.compile import _capability
+            index = torch.flagos.current_device() if device.index is None else device.index
+            return original(cls, torch.device("cuda", _capability.interop_cuda_index(index)))
+        return original(cls, device)
+
+    hints.DeviceProperties.create = classmethod(create)
