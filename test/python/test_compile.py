@@ -43,6 +43,23 @@ class Block(torch.nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+def test_dynamo_device_interface_answers_from_torch_flagos():
+    from torch._dynamo.device_interface import get_interface_for_device
+    iface = get_interface_for_device("flagos")
+    assert iface.device_count() == torch.flagos.device_count() and iface.is_available()
+    assert iface.current_device() == torch.flagos.current_device()
+    assert iface.exchange_device(1) == 0 and iface.exchange_device(0) == 1
+    assert iface.is_bf16_supported() is True and iface.memory_allocated() == torch.flagos.memory_allocated()
+    assert iface.get_device_properties(0).name == torch.flagos.get_device_properties(0).name
+    assert iface.get_raw_stream(0) == 0  # no native stream on the host
+    assert not iface.is_triton_capable() and iface.get_compute_capability() == ""
+    with pytest.raises(RuntimeError, match=r"\[flagos\] no Triton codegen for flagos here; plugin 'host': Inductor's CPU C\+\+"):
+        iface.raise_if_triton_unavailable()
+    with iface.device(1):
+        assert iface.current_device() == 1
+    iface.synchronize()
+
+
 def test_default_compile_of_an_mlp_matches_eager_and_returns_flagos_tensors():
     torch.manual_seed(0)
     mlp = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to("flagos")

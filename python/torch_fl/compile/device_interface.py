@@ -16,6 +16,7 @@ from torch._dynamo.device_interface import DeviceInterface
 
 from torch_fl import _C
 from torch_fl.compile import _capability
+from torch_fl.flagos import amp
 
 _flagos = torch.flagos
 
@@ -96,7 +97,7 @@ class FlagosInterface(DeviceInterface):
 
     @staticmethod
     def is_bf16_supported(including_emulation: bool = False) -> bool:
-        return _flagos.is_bf16_supported(including_emulation)
+        return amp.is_bf16_supported(including_emulation)
 
     @staticmethod
     def memory_allocated(device: Any = None) -> int:
@@ -109,4 +110,4 @@ class FlagosInterface(DeviceInterface):
     @staticmethod
     def raise_if_triton_unavailable(device: Any = None) -> None:
         if not FlagosInterface.is_triton_capable(device):
-            raise RuntimeError(f"[flagos] {_capability.describe(_index(device))}")
+            raise RuntimeError(f"[flagos] no Triton codegen for flagos here; {_capability.describe(_index(device))}")
