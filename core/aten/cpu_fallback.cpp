@@ -16,6 +16,7 @@
 #include "aten/host_mirror.h"
 #include "aten/transfer.h"
 #include "device/generator.h"
+#include "device/graph.h"
 #include "device/runtime.h"
 #include "diag/channels.h"
 #include "diag/log.h"
@@ -86,6 +87,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       found ? *found : static_cast<c10::DeviceIndex>(device::current_device());
   c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
   if (diag::channel_enabled("fallback")) diag::info("cpu_fallback: " + c10::toString(schema.operator_name()));
+  device::refuse_host_route_in_capture(device, c10::toString(schema.operator_name()), "cpu_fallback");
 
   HostMirrors mirrors;
   std::optional<c10::DeviceIndex> other;

@@ -9,7 +9,9 @@
 #include <mutex>
 #include <vector>
 
+#include "device/graph.h"
 #include "device/runtime.h"
+#include "device/streams.h"
 
 namespace flagos::device {
 namespace {
@@ -89,7 +91,15 @@ at::Generator new_generator(c10::DeviceIndex device) {
   return at::make_generator<FlagosGenerator>(device, new_engine(device));
 }
 
+void refuse_random_in_capture(c10::DeviceIndex device) {
+  TORCH_CHECK(!is_capturing(current_stream(device)),
+              "[flagos] random operators cannot be captured in a flagos graph (the flagos "
+              "generator is not capture-safe: every replay would repeat one draw); draw outside "
+              "the graph and copy the numbers into a static input");
+}
+
 at::Generator engine_for(const at::Generator& gen, c10::DeviceIndex device) {
+  refuse_random_in_capture(device);
   if (!gen.defined()) {
     auto& def = default_generator(device);
     return static_cast<FlagosGenerator*>(def.unsafeGetGeneratorImpl())->engine();

@@ -41,6 +41,10 @@ at::Generator new_generator(c10::DeviceIndex device);
 // `device`). Other generators are returned unchanged.
 at::Generator engine_for(const at::Generator& gen, c10::DeviceIndex device);
 
+// Throws while `device`'s current stream captures a graph: the flagos
+// generator is not capture-safe (every replay would repeat one draw).
+void refuse_random_in_capture(c10::DeviceIndex device);
+
 // Random operators without a Generator argument (native_dropout, ...) draw
 // from the CPU default generator when their CPU kernel runs. For the scope
 // of such a call, the CPU default generator takes the state of `device`'s

@@ -14,5 +14,6 @@ PYBIND11_MODULE(_C, m) {
   flagos::python::bind_routing(m);
   flagos::python::bind_distributed(m);
   flagos::python::bind_compile(m);
+  flagos::python::bind_graphs(m);
   flagos::python::bind_testing(m);
 }

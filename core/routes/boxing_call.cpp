@@ -234,9 +234,7 @@ void BoxingCall::run(const OpTraits& op, c10::function_ref<void()> kernel) {
     check_foreign_operand(op.foreign_operands, op.name, device_, foreign_);
   if (target_ == BoxingTarget::Cpu) {
     // The kernel runs now, on the host: queued device work must finish first.
-    TORCH_CHECK(!device::is_capturing(device::current_stream(device_)), "[flagos] ", op.name,
-                " takes the cpu route, which runs on the host at once and cannot be captured in a "
-                "flagos graph; route it to a kernel that enqueues on the stream (native, cuda)");
+    device::refuse_host_route_in_capture(device_, op.name, "cpu");
     wait_for_stream(device_);
     for (c10::DeviceIndex d : other_devices_) wait_for_stream(d);
     HostAllocationScope scope(device_);

@@ -29,7 +29,8 @@ extern "C" {
 #endif
 
 #define FLAGOS_ABI_MAJOR 1
-#define FLAGOS_ABI_MINOR 2 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS; 1.2: FLAGOS_EXTENSION_COLLECTIVES */
+#define FLAGOS_ABI_MINOR 3 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS; 1.2: FLAGOS_EXTENSION_COLLECTIVES;
+                            1.3: FLAGOS_EXTENSION_GRAPHS */
 
 /* The oldest plugin minor this header's core still loads (within the major). */
 #define FLAGOS_ABI_MIN_SUPPORTED_MINOR 0
@@ -85,6 +86,9 @@ typedef int32_t flagos_status_t;
 #define FLAGOS_ERROR_NOT_INITIALIZED 302
 #define FLAGOS_ERROR_RUNTIME_UNAVAILABLE 303 /* vendor runtime/driver missing or unusable */
 #define FLAGOS_ERROR_INVALID_STATE 304       /* e.g. use after fork, timing before completion */
+/* 1.3 (flagos/ext/graphs.h): not permitted while a stream captures; the
+ * call invalidated the capture (or capture_end reports that one did). */
+#define FLAGOS_ERROR_STREAM_CAPTURE 305
 
 #define FLAGOS_ERROR_DEVICE 400      /* a device-side failure */
 #define FLAGOS_ERROR_DEVICE_LOST 401 /* sticky: every later call on the device fails */
@@ -111,6 +115,7 @@ static inline const char* flagos_status_name(flagos_status_t s) {
     case FLAGOS_ERROR_NOT_INITIALIZED: return "NOT_INITIALIZED";
     case FLAGOS_ERROR_RUNTIME_UNAVAILABLE: return "RUNTIME_UNAVAILABLE";
     case FLAGOS_ERROR_INVALID_STATE: return "INVALID_STATE";
+    case FLAGOS_ERROR_STREAM_CAPTURE: return "STREAM_CAPTURE";
     case FLAGOS_ERROR_DEVICE: return "DEVICE";
     case FLAGOS_ERROR_DEVICE_LOST: return "DEVICE_LOST";
     case FLAGOS_ERROR_COMM: return "COMM";

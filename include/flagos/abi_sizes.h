@@ -15,6 +15,7 @@
 #include "flagos/ext/testing.h"
 #include "flagos/ext/diagnostics.h"
 #include "flagos/ext/collectives.h"
+#include "flagos/ext/graphs.h"
 
 /* ABI 1.0 */
 #define FLAGOS_PLUGIN_API_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_plugin_api_t, event_elapsed_ms)
@@ -33,6 +34,8 @@
 #define FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 FLAGOS_STRUCT_SIZE(flagos_diagnostics_ext_t, device_note)
 /* ABI 1.2: an extension type and two status codes, no change to the table. */
 #define FLAGOS_COLLECTIVES_EXT_SIZE_1_2 FLAGOS_STRUCT_SIZE(flagos_collectives_ext_t, group_end)
+/* ABI 1.3: an extension type and a status code, no change to the table. */
+#define FLAGOS_GRAPHS_EXT_SIZE_1_3 FLAGOS_STRUCT_SIZE(flagos_graphs_ext_t, graph_exec_destroy)
 
 /* Smallest plugin table accepted for a claimed minor (index = minor). */
 #define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
@@ -50,6 +53,7 @@ FLAGOS_ABI_ASSERT(FLAGOS_KERNELS_EXT_SIZE_1_0 == 40, kernels_ext_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_TESTING_EXT_SIZE_1_0 == 32, testing_ext_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 == 32, diagnostics_ext_1_1);
 FLAGOS_ABI_ASSERT(FLAGOS_COLLECTIVES_EXT_SIZE_1_2 == 152, collectives_ext_1_2);
+FLAGOS_ABI_ASSERT(FLAGOS_GRAPHS_EXT_SIZE_1_3 == 88, graphs_ext_1_3);
 FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
 #endif
 

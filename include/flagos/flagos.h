@@ -13,6 +13,7 @@
 #include "flagos/ext/testing.h"
 #include "flagos/ext/diagnostics.h"
 #include "flagos/ext/collectives.h"
+#include "flagos/ext/graphs.h"
 #include "flagos/abi_sizes.h"
 
 #endif /* FLAGOS_FLAGOS_H_ */

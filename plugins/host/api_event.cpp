@@ -1,4 +1,5 @@
 #include "api.h"
+#include "capture.h"
 #include "devices.h"
 #include "flagos/kit/fork_guard.hpp"
 #include "handles.h"
@@ -11,6 +12,16 @@ namespace {
 flagos_status_t usable_event(const char* fn, flagos_event_t h, std::shared_ptr<Event>* out) {
   flagos_status_t st = find_event(fn, h, out);
   return st != FLAGOS_SUCCESS ? st : kit::fork_guard().check(fn);
+}
+
+// event_query and event_synchronize: an event recorded in a capture still
+// underway has no point in any stream to look at; asking breaks the capture.
+flagos_status_t observable_event(const char* fn, flagos_event_t h, std::shared_ptr<Event>* out) {
+  flagos_status_t st = usable_event(fn, h, out);
+  if (st != FLAGOS_SUCCESS) return st;
+  if (std::shared_ptr<Capture> c = (*out)->capture_underway())
+    return c->invalidate(fn, "waiting on or querying an event recorded in the capture");
+  return FLAGOS_SUCCESS;
 }
 
 // The outcome of a completed marker, as a status with message.
@@ -57,11 +68,13 @@ flagos_status_t HostPlugin::event_record(flagos_event_t event, flagos_stream_t s
                   s->device(), (void*)event, e->device());
     std::shared_ptr<Marker> m = e->next_marker();
     Stream* raw = s.get();  // the worker running the task keeps the stream alive
-    st = s->enqueue(fn, [m, raw] {
+    bool captured = false;
+    Task task = [m, raw] {
       m->complete(raw->error_status());
       return FLAGOS_SUCCESS;
-    });
-    if (st == FLAGOS_SUCCESS) e->publish(std::move(m));
+    };
+    st = s->enqueue_record(fn, e, std::move(task), &captured);
+    if (st == FLAGOS_SUCCESS && !captured) e->publish(std::move(m));
     return st;
   });
 }
@@ -70,7 +83,7 @@ flagos_status_t HostPlugin::event_query(flagos_event_t event) {
   static const char* fn = "event_query";
   return guarded(fn, [&] {
     std::shared_ptr<Event> e;
-    flagos_status_t st = usable_event(fn, event, &e);
+    flagos_status_t st = observable_event(fn, event, &e);
     if (st != FLAGOS_SUCCESS) return st;
     std::shared_ptr<Marker> m = e->latest();
     if (!m) return FLAGOS_SUCCESS;  // never recorded: nothing to wait for
@@ -82,7 +95,7 @@ flagos_status_t HostPlugin::event_synchronize(flagos_event_t event) {
   static const char* fn = "event_synchronize";
   return guarded(fn, [&] {
     std::shared_ptr<Event> e;
-    flagos_status_t st = usable_event(fn, event, &e);
+    flagos_status_t st = observable_event(fn, event, &e);
     if (st != FLAGOS_SUCCESS) return st;
     std::shared_ptr<Marker> m = e->latest();
     if (!m) return FLAGOS_SUCCESS;

@@ -1,4 +1,5 @@
 #include "api.h"
+#include "capture.h"
 #include "devices.h"
 #include "flagos/kit/fork_guard.hpp"
 #include "handles.h"
@@ -76,8 +77,17 @@ flagos_status_t HostPlugin::stream_wait_event(flagos_stream_t stream, flagos_eve
     if (st == FLAGOS_SUCCESS) st = find_event(fn, event, &e);
     if (st == FLAGOS_SUCCESS) st = kit::fork_guard().check(fn);
     if (st != FLAGOS_SUCCESS) return st;
+    std::shared_ptr<Capture> recorded_in = e->capture_underway();
+    std::shared_ptr<Capture> capturing = s->capture();
+    if (recorded_in && recorded_in != capturing)
+      return recorded_in->invalidate(
+          fn, "another stream waiting on an event recorded in the capture (multi-stream "
+              "capture; the host plugin captures one stream)");
+    if (recorded_in) return FLAGOS_SUCCESS;  // same capture, same stream: already ordered
     std::shared_ptr<Marker> m = e->latest();  // the record captured now, not a later one
     if (!m || m->done()) return FLAGOS_SUCCESS;  // nothing to wait for
+    if (capturing)
+      return capturing->invalidate(fn, "waiting on an event still pending from outside the capture");
     return s->enqueue(fn, [m] {
       m->wait();
       return FLAGOS_SUCCESS;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api.h"
+#include "capture.h"
 #include "comm.h"
 #include "comm_ops.h"
 #include "devices.h"
@@ -144,6 +145,14 @@ Task make_task(std::shared_ptr<Comm> comm, std::vector<CommOp> ops) {
   };
 }
 
+// Collectives pair ranks by call order when they run: a replayed one would
+// pair with nothing, so a capture refuses them.
+flagos_status_t enqueue_op(const char* fn, Stream& stream, Task task) {
+  if (std::shared_ptr<Capture> c = stream.capture())
+    return c->invalidate(fn, "a collective (the host plugin does not capture collectives)");
+  return stream.enqueue(fn, std::move(task));
+}
+
 // Records the call in the open group, or enqueues it on its own.
 flagos_status_t submit(const char* fn, Prepared&& p) {
   Group& g = t_group;
@@ -161,7 +170,7 @@ flagos_status_t submit(const char* fn, Prepared&& p) {
   if (p.op.count == 0) return FLAGOS_SUCCESS;
   std::vector<CommOp> ops;
   ops.push_back(std::move(p.op));
-  return p.stream->enqueue(fn, make_task(p.comm, std::move(ops)));
+  return enqueue_op(fn, *p.stream, make_task(p.comm, std::move(ops)));
 }
 
 flagos_status_t call(const char* fn, OpKind kind, const void* send, void* recv, uint64_t count,
@@ -193,14 +202,9 @@ flagos_status_t api_comm_create(const flagos_comm_id_t* id, int32_t nranks, int3
                                 flagos_device_t device, uint64_t timeout_ms, flagos_comm_t* comm) {
   static const char* fn = "comm_create";
   return guarded(fn, [&] {
-    flagos_status_t st = kit::need(fn, id, "id");
-    if (st == FLAGOS_SUCCESS) st = kit::need(fn, comm, "comm");
+    flagos_status_t st = kit::check_comm_create(fn, id, comm, nranks, rank, 4096);
     if (st == FLAGOS_SUCCESS) st = check_device(fn, device);
     if (st != FLAGOS_SUCCESS) return st;
-    if (nranks < 1 || nranks > 4096)
-      return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: nranks %d outside [1, 4096]", fn, nranks);
-    if (rank < 0 || rank >= nranks)
-      return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: rank %d outside [0, %d)", fn, rank, nranks);
     std::shared_ptr<Comm> c;
     st = Comm::create(fn, *id, nranks, rank, device, timeout_ms, &c);
     if (st != FLAGOS_SUCCESS) return st;
@@ -299,7 +303,7 @@ flagos_status_t api_group_end() {
     Group done = std::move(g);
     g = Group{};
     if (done.ops.empty()) return FLAGOS_SUCCESS;
-    return done.stream->enqueue(fn, make_task(done.comm, std::move(done.ops)));
+    return enqueue_op(fn, *done.stream, make_task(done.comm, std::move(done.ops)));
   });
 }
 

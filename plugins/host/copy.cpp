@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "capture.h"
 #include "flagos/plugin_api.h"
 #include "kit.h"
 
@@ -72,6 +73,11 @@ flagos_status_t resolve_copy(const char* fn, void* dst, const void* src, uint64_
 
 flagos_status_t enqueue_copy(const char* fn, Stream& stream, const Endpoint& dst,
                              const Endpoint& src, uint64_t size, bool wait) {
+  // Pageable memory: a synchronous copy, or bytes the caller may change
+  // before a launch; neither can be recorded.
+  if (dst.pageable() || src.pageable())
+    if (std::shared_ptr<Capture> c = stream.capture())
+      return c->invalidate(fn, "a copy between the device and pageable host memory");
   // A pageable destination must be written before we return.
   wait = wait || dst.pageable() || (src.pageable() && size > kMaxStagingBytes);
   std::shared_ptr<uint8_t[]> staging;

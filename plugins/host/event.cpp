@@ -1,5 +1,6 @@
 #include "event.h"
 
+#include "capture.h"
 #include "flagos/plugin_api.h"
 
 namespace flagos_host {
@@ -44,7 +45,26 @@ std::shared_ptr<Marker> Event::next_marker() {
 void Event::publish(std::shared_ptr<Marker> m) {
   std::lock_guard<std::mutex> lock(mu_);
   // Two threads recording at once: the later record (higher generation) wins.
-  if (!latest_ || latest_->generation() < m->generation()) latest_ = std::move(m);
+  if (!latest_ || latest_->generation() < m->generation()) {
+    latest_ = std::move(m);
+    captured_.reset();
+  }
+}
+
+void Event::record_in_capture(const std::shared_ptr<Capture>& capture) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++generation_;  // a record made before the capture must not win over this one
+  latest_ = nullptr;
+  captured_ = capture;
+}
+
+std::shared_ptr<Capture> Event::capture_underway() {
+  std::shared_ptr<Capture> c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c = captured_.lock();
+  }
+  return c && c->underway() ? c : nullptr;
 }
 
 std::shared_ptr<Marker> Event::latest() {

@@ -14,6 +14,8 @@
 
 namespace flagos_host {
 
+class Capture;  // capture.h
+
 using Clock = std::chrono::steady_clock;
 
 // One recorded point in a stream.
@@ -53,12 +55,19 @@ class Event {
   // The latest captured point, or null when never recorded.
   std::shared_ptr<Marker> latest();
 
+  // Stream capture: event_record on a capturing stream. Until a launch
+  // records it (publish), the event reads as never recorded.
+  void record_in_capture(const std::shared_ptr<Capture>& capture);
+  // The capture holding the latest record while it is still underway, or null.
+  std::shared_ptr<Capture> capture_underway();
+
  private:
   const int32_t device_;
   const uint32_t flags_;
   std::mutex mu_;
   uint64_t generation_ = 0;
   std::shared_ptr<Marker> latest_;
+  std::weak_ptr<Capture> captured_;  // the capture of the latest record, if any
 };
 
 }  // namespace flagos_host

@@ -24,7 +24,7 @@ flagos_status_t run_sum_intlist_out(const flagos_kernel_call_t* call);
 flagos_status_t run_mm_out(const flagos_kernel_call_t* call);
 
 // kernels_ext.cpp: the extension table, the head of the chain; by default the
-// collectives extension follows it, then the testing extension.
+// graphs and collectives extensions follow it, then the testing extension.
 const flagos_extension_t* kernels_extension();
 // Sets what follows the kernels extension. Called only while the first
 // successful handshake configures the plugin, before the table is returned.

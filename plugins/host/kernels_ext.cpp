@@ -2,7 +2,7 @@
 // installed torch's str(schema) of the out= overload, character for
 // character: the core registers a kernel only on an exact match.
 #include "api.h"
-#include "collectives.h"
+#include "graphs.h"
 #include "kernels.h"
 
 namespace flagos_host {
@@ -35,8 +35,8 @@ constexpr flagos_kernel_t kKernels[] = {
 
 constexpr size_t kNumKernels = sizeof(kKernels) / sizeof(kKernels[0]);
 
-// Not const: the options of the first handshake may drop the collectives
-// extension from the chain (set_kernels_next).
+// Not const: the options of the first handshake may drop the graphs and
+// collectives extensions from the chain (set_kernels_next).
 flagos_kernels_ext_t& kernels_ext() {
   static flagos_kernels_ext_t ext = [] {
     static const flagos_kernel_t* pointers[kNumKernels];
@@ -45,7 +45,7 @@ flagos_kernels_ext_t& kernels_ext() {
     e.base.struct_size = sizeof(flagos_kernels_ext_t);
     e.base.type = FLAGOS_EXTENSION_KERNELS;
     e.base.version = FLAGOS_KERNELS_EXT_VERSION;
-    e.base.next = collectives_extension();
+    e.base.next = graphs_extension();
     e.num_kernels = kNumKernels;
     e.kernels = pointers;
     return e;

@@ -15,10 +15,11 @@ struct Options {
   bool strict = false;           // "strict": device memory PROT_NONE to the host
   uint64_t capacity_bytes = 0;   // "memory_mb": per-device capacity
   bool collectives = true;       // "collectives": chain FLAGOS_EXTENSION_COLLECTIVES
+  bool graphs = true;            // "graphs": chain FLAGOS_EXTENSION_GRAPHS
 
   bool operator==(const Options& o) const {
     return devices == o.devices && strict == o.strict && capacity_bytes == o.capacity_bytes &&
-           collectives == o.collectives;
+           collectives == o.collectives && graphs == o.graphs;
   }
 };
 

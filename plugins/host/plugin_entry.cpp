@@ -7,6 +7,7 @@
 #include "collectives.h"
 #include "comm.h"
 #include "flagos/kit/fork_guard.hpp"
+#include "graphs.h"
 #include "handles.h"
 #include "kernels.h"
 #include "kit.h"
@@ -29,13 +30,14 @@ void install_fork_guard() {
   std::vector<std::mutex*> hold = handle_mutexes();
   hold.push_back(&memory_mutex());
   hold.push_back(&comm_table_mutex());
+  for (std::mutex* m : graph_mutexes()) hold.push_back(m);
   kit::fork_guard().install(kForkLost, std::move(hold));
 }
 
 }  // namespace
 
 const flagos_extension_t* HostPlugin::extensions() {
-  return kernels_extension();  // then collectives (unless collectives=0), then testing
+  return kernels_extension();  // then graphs, collectives (unless =0 each), then testing
 }
 
 // Runs under the kit's entry lock.
@@ -47,17 +49,19 @@ flagos_status_t HostPlugin::configure(const char* fn, const flagos_host_info_t* 
     set_options(opts);
     // The table (and so the chain's head) exists already; its links are
     // settled here, before the first successful call returns the table.
-    set_kernels_next(opts.collectives ? collectives_extension() : testing_extension());
+    const flagos_extension_t* rest = opts.collectives ? collectives_extension() : testing_extension();
+    set_graphs_next(rest);
+    set_kernels_next(opts.graphs ? graphs_extension() : rest);
     install_fork_guard();
     g_configured = true;
   } else if (!(opts == options())) {
     // Device count and capacity are promised stable for the process lifetime.
     return fail(FLAGOS_ERROR_INVALID_STATE,
                 "%s: called again with different options (devices=%d strict=%d memory_mb=%llu "
-                "collectives=%d already in force)",
+                "collectives=%d graphs=%d already in force)",
                 fn, options().devices, options().strict ? 1 : 0,
                 (unsigned long long)(options().capacity_bytes >> 20),
-                options().collectives ? 1 : 0);
+                options().collectives ? 1 : 0, options().graphs ? 1 : 0);
   }
   return FLAGOS_SUCCESS;
 }

@@ -6,6 +6,7 @@
 #include <system_error>
 #include <thread>
 
+#include "capture.h"
 #include "flagos/kit/fork_guard.hpp"
 #include "kit.h"
 
@@ -25,12 +26,70 @@ flagos_status_t Stream::enqueue(const char* fn, Task task, uint64_t* ticket) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closing_)
     return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: stream %p was destroyed", fn, (void*)this);
+  if (capture_) {
+    if (ticket != nullptr) *ticket = 0;
+    return capture_->append(fn, Node{std::move(task), nullptr});
+  }
   if (!worker_started_ && (st = start_worker(fn)) != FLAGOS_SUCCESS) return st;
   queue_.push_back(std::move(task));
   ++enqueued_;
   if (ticket != nullptr) *ticket = enqueued_;
   work_cv_.notify_one();
   return FLAGOS_SUCCESS;
+}
+
+flagos_status_t Stream::enqueue_record(const char* fn, const std::shared_ptr<Event>& event,
+                                       Task task, bool* captured) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    *captured = capture_ != nullptr;
+    if (*captured) {
+      flagos_status_t st = capture_->append(fn, Node{nullptr, event});
+      if (st == FLAGOS_SUCCESS) event->record_in_capture(capture_);
+      return st;
+    }
+  }
+  // Not capturing now; a capture begun meanwhile records the plain task,
+  // which is what a record made just before it would have done.
+  return enqueue(fn, std::move(task));
+}
+
+flagos_status_t Stream::enqueue_batch(const char* fn, std::vector<Task> tasks) {
+  flagos_status_t st = kit::fork_guard().check(fn);
+  if (st != FLAGOS_SUCCESS) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closing_)
+    return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: stream %p was destroyed", fn, (void*)this);
+  if (capture_)
+    return fail(FLAGOS_ERROR_UNSUPPORTED,
+                "%s: stream %p is capturing; the host plugin does not launch a graph into a "
+                "capture",
+                fn, (void*)this);
+  if (tasks.empty()) return FLAGOS_SUCCESS;
+  if (!worker_started_ && (st = start_worker(fn)) != FLAGOS_SUCCESS) return st;
+  for (Task& t : tasks) queue_.push_back(std::move(t));
+  enqueued_ += tasks.size();
+  work_cv_.notify_one();
+  return FLAGOS_SUCCESS;
+}
+
+flagos_status_t Stream::begin_capture(const char* fn, std::shared_ptr<Capture> capture) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (capture_)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: stream %p is already capturing (capture %llu)",
+                fn, (void*)this, (unsigned long long)capture_->id());
+  capture_ = std::move(capture);
+  return FLAGOS_SUCCESS;
+}
+
+std::shared_ptr<Capture> Stream::end_capture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::move(capture_);
+}
+
+std::shared_ptr<Capture> Stream::capture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return capture_;
 }
 
 flagos_status_t Stream::start_worker(const char* fn) {
@@ -58,6 +117,7 @@ flagos_status_t Stream::wait(const char* fn, uint64_t ticket) {
   flagos_status_t st = kit::fork_guard().check(fn);
   if (st != FLAGOS_SUCCESS) return st;
   std::unique_lock<std::mutex> lock(mu_);
+  if (capture_) return capture_->invalidate(fn, "synchronizing the capturing stream");
   done_cv_.wait(lock, [&] { return completed_ >= ticket; });
   return report(fn);
 }
@@ -75,6 +135,7 @@ flagos_status_t Stream::query(const char* fn) {
   flagos_status_t st = kit::fork_guard().check(fn);
   if (st != FLAGOS_SUCCESS) return st;
   std::lock_guard<std::mutex> lock(mu_);
+  if (capture_) return capture_->invalidate(fn, "querying the capturing stream");
   if (completed_ < enqueued_) return FLAGOS_NOT_READY;
   return report(fn);
 }

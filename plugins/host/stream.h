@@ -11,10 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "flagos/abi.h"
 
 namespace flagos_host {
+
+class Capture;  // capture.h
+class Event;    // event.h
 
 // A unit of stream work. A failing task reports through `fail()` (kit.h);
 // its status becomes the stream's sticky error.
@@ -30,10 +34,26 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool is_default() const { return is_default_; }
 
   // Appends `task`; *ticket (if given) identifies it for wait(). Never blocks
-  // on the work itself.
+  // on the work itself. While the stream captures, the task is recorded
+  // instead (capture.h) and *ticket is 0.
   flagos_status_t enqueue(const char* fn, Task task, uint64_t* ticket = nullptr);
+  // event_record: enqueues `task`, or while capturing records a record of
+  // `event` (then *captured is true and `task` is dropped).
+  flagos_status_t enqueue_record(const char* fn, const std::shared_ptr<Event>& event, Task task,
+                                 bool* captured);
+  // Appends `tasks` with no other work in between (a graph launch).
+  // UNSUPPORTED while the stream captures.
+  flagos_status_t enqueue_batch(const char* fn, std::vector<Task> tasks);
+
+  // Capture mode (graphs.cpp). begin fails when already capturing.
+  flagos_status_t begin_capture(const char* fn, std::shared_ptr<Capture> capture);
+  // Leaves capture mode; the capture that was underway, or null.
+  std::shared_ptr<Capture> end_capture();
+  // The capture underway, or null.
+  std::shared_ptr<Capture> capture();
   // Blocks until the task `ticket` and everything before it finished; then
-  // reports the sticky error, if any.
+  // reports the sticky error, if any. While the stream captures, this
+  // invalidates the capture instead (as query() does).
   flagos_status_t wait(const char* fn, uint64_t ticket);
   // wait() for everything enqueued so far.
   flagos_status_t synchronize(const char* fn);
@@ -63,6 +83,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool closing_ = false;
   flagos_status_t error_ = FLAGOS_SUCCESS;  // first failure, sticky
   std::string error_message_;
+  std::shared_ptr<Capture> capture_;  // set while capturing
 };
 
 }  // namespace flagos_host

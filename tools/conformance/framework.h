@@ -127,6 +127,7 @@ Group copies_group();
 Group streams_group();
 Group stress_group();
 Group collectives_group();
+Group graphs_group();
 Group lifecycle_group();
 
 }  // namespace conformance

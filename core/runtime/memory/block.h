@@ -15,6 +15,8 @@
 
 namespace flagos::memory {
 
+struct PrivatePool;  // caching_allocator.h
+
 struct Block {
   enum class State {
     Live,     // handed out by allocate(), not yet freed
@@ -27,6 +29,7 @@ struct Block {
   size_t requested = 0;             // the caller's size while Live
   flagos_stream_t stream = nullptr; // the allocation stream; reuse is safe on it
   Pool pool = Pool::Small;
+  PrivatePool* owner = nullptr;     // a graph's private pool, or null: the shared pools
   State state = State::Cached;
   int pending_events = 0;           // recorded events not yet completed
   Block* prev = nullptr;            // neighbours in the same segment

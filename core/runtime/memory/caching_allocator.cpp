@@ -37,11 +37,12 @@ CachingAllocator::~CachingAllocator() {
 void* CachingAllocator::allocate(size_t size, flagos_stream_t stream) {
   if (size == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  process_events();
+  if (captures_.empty()) process_events();  // event queries break a capture
   const size_t rounded = size_policy::block_size(size);
   const Pool p = size_policy::pool_for(rounded);
-  Block* block = take_cached(p, stream, rounded);
-  if (block == nullptr) block = new_segment(p, stream, rounded, size);
+  PrivatePool* owner = capture_pool(stream);
+  Block* block = take_cached(owner, p, stream, rounded);
+  if (block == nullptr) block = new_segment(owner, p, stream, rounded, size);
   block = split(block, rounded);
   block->state = Block::State::Live;
   block->requested = size;
@@ -72,6 +73,8 @@ void CachingAllocator::free(void* ptr) {
   block->requested = 0;
   if (!config_.caching)
     release_uncached(block, lock);
+  else if (!block->stream_uses.empty() && !captures_.empty())
+    deferred_until_no_capture_.push_back(block);  // its events are recorded after the capture
   else if (!block->stream_uses.empty())
     defer_free(block);
   else
@@ -91,6 +94,7 @@ void CachingAllocator::record_stream(void* ptr, flagos_stream_t stream) {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!captures_.empty()) return;  // it would wait on events and free segments
   synchronize_events();
   release_cached_segments();
   events_.clear();

@@ -10,6 +10,15 @@
 // Streams added by record_stream() delay reuse until the work they had
 // enqueued at free() time completed (tracked with plugin events).
 //
+// Graph capture (private pools, as CUDA's allocator has them): while a graph
+// captures on a stream, allocations on that stream come from the graph's
+// private pool, and blocks of a private pool, once freed, are cached in it
+// alone, so memory a graph's replays use is never handed to other code
+// while the graph lives. Pools are shared between graphs by id; each
+// capture is one user, and a pool with no users returns its free segments.
+// While any capture is underway the allocator records, queries and waits
+// on no event and frees no segment: a capture forbids those calls.
+//
 // Threading: every public member is thread-safe (one mutex per allocator).
 #pragma once
 
@@ -30,6 +39,16 @@
 #include "plugin/plugin.h"
 
 namespace flagos::memory {
+
+// A graph's private pool: its cached blocks, and how many graphs use it.
+struct PrivatePool {
+  int use_count = 1;
+  size_t segments = 0;  // segments it owns; the pool goes when none is left and unused
+  BlockPool small_blocks, large_blocks;
+};
+
+// A private pool's id (torch's MempoolId_t): {graph uid, 0} or {0, handle uid}.
+using PoolId = std::pair<uint64_t, uint64_t>;
 
 struct AllocatorConfig {
   // false (FLAGOS_USE_CACHING_ALLOCATOR=0): every allocate is a plugin
@@ -74,6 +93,20 @@ class CachingAllocator {
   // events. Throws flagos::Error on a plugin failure.
   void empty_cache();
 
+  // ---- graph capture (caching_allocator_pools.cpp) ----
+  // From now until end_allocate_to_pool(id), allocations on `stream` come
+  // from private pool `id`, made now or given one more user. Throws
+  // flagos::Error in non-caching mode (its frees synchronize) and when
+  // `stream` already allocates to a pool.
+  void begin_allocate_to_pool(PoolId id, flagos_stream_t stream);
+  // Stops routing to pool `id`; frees deferred during the capture record
+  // their events once no capture is left.
+  void end_allocate_to_pool(PoolId id);
+  // One user of pool `id` less (a graph reset). With none left, its free
+  // segments go back to the plugin (at once, or at the next empty_cache
+  // when a capture is underway) and the rest as their blocks are freed.
+  void release_pool(PoolId id);
+
   DeviceStats stats() const;  // a consistent copy
   void reset_peak_stats();
   void reset_accumulated_stats();
@@ -101,10 +134,16 @@ class CachingAllocator {
   const AllocatorConfig& config() const { return config_; }
 
  private:
-  BlockPool& pool(Pool p) { return p == Pool::Small ? small_blocks_ : large_blocks_; }
+  BlockPool& pool(PrivatePool* owner, Pool p) {
+    if (owner != nullptr) return p == Pool::Small ? owner->small_blocks : owner->large_blocks;
+    return p == Pool::Small ? small_blocks_ : large_blocks_;
+  }
+  BlockPool& pool(const Block* b) { return pool(b->owner, b->pool); }
   Block* find_live(const void* ptr) const;
-  Block* take_cached(Pool p, flagos_stream_t stream, size_t size);
-  Block* new_segment(Pool p, flagos_stream_t stream, size_t size, size_t requested);
+  PrivatePool* capture_pool(flagos_stream_t stream) const;
+  Block* take_cached(PrivatePool* owner, Pool p, flagos_stream_t stream, size_t size);
+  Block* new_segment(PrivatePool* owner, Pool p, flagos_stream_t stream, size_t size,
+                     size_t requested);
   Block* split(Block* block, size_t size);
   void cache(Block* block);
   void uncache(Block* block);
@@ -116,6 +155,8 @@ class CachingAllocator {
   void process_events();
   void synchronize_events();
   void release_cached_segments();
+  void release_free_segments(BlockPool& blocks);
+  void drop_unused_pools();
   OutOfMemory out_of_memory(size_t requested) const;
 
   std::shared_ptr<const plugin::Plugin> plugin_;
@@ -128,6 +169,9 @@ class CachingAllocator {
   EventPool events_;
   DeferredFrees<Block> deferred_;  // after events_, which it uses
   DeviceStats stats_;
+  std::map<PoolId, std::unique_ptr<PrivatePool>> graph_pools_;
+  std::vector<std::pair<flagos_stream_t, PoolId>> captures_;  // streams allocating to a pool
+  std::vector<Block*> deferred_until_no_capture_;  // freed with stream uses during a capture
 };
 
 }  // namespace flagos::memory

@@ -6,12 +6,14 @@
 
 namespace flagos::memory {
 
-// The smallest cached block of `stream` holding `size` bytes, out of its pool.
-Block* CachingAllocator::take_cached(Pool p, flagos_stream_t stream, size_t size) {
+// The smallest cached block of `stream` holding `size` bytes, out of its pool
+// (`owner`'s when a graph captures on `stream`).
+Block* CachingAllocator::take_cached(PrivatePool* owner, Pool p, flagos_stream_t stream,
+                                     size_t size) {
   Block key;
   key.stream = stream;
   key.size = size;
-  BlockPool& blocks = pool(p);
+  BlockPool& blocks = pool(owner, p);
   auto it = blocks.lower_bound(&key);
   if (it == blocks.end() || (*it)->stream != stream) return nullptr;
   Block* block = *it;
@@ -20,17 +22,22 @@ Block* CachingAllocator::take_cached(Pool p, flagos_stream_t stream, size_t size
 }
 
 // A fresh segment as one block (in no pool). On OOM the cache goes back to
-// the plugin and mem_alloc is retried once before OutOfMemory is thrown.
-Block* CachingAllocator::new_segment(Pool p, flagos_stream_t stream, size_t size,
-                                     size_t requested) {
+// the plugin and mem_alloc is retried once before OutOfMemory is thrown;
+// not during a capture, which forbids the waits and frees that takes.
+Block* CachingAllocator::new_segment(PrivatePool* owner, Pool p, flagos_stream_t stream,
+                                     size_t size, size_t requested) {
   const size_t bytes = config_.caching ? size_policy::segment_size(size) : size;
   auto block = std::make_unique<Block>();  // before mem_alloc, so bad_alloc leaks nothing
   const flagos_plugin_api_t& api = plugin_->api();
   void* ptr = nullptr;
   flagos_status_t status = api.mem_alloc(device_, bytes, &ptr);
+  if (status == FLAGOS_ERROR_OUT_OF_MEMORY && !captures_.empty()) {
+    ++stats_.num_ooms;
+    throw out_of_memory(requested);
+  }
   if (status == FLAGOS_ERROR_OUT_OF_MEMORY) {
     synchronize_events();  // completed deferred frees may already fit
-    if (Block* cached = take_cached(p, stream, size)) return cached;
+    if (Block* cached = take_cached(owner, p, stream, size)) return cached;
     release_cached_segments();
     ++stats_.num_alloc_retries;
     status = api.mem_alloc(device_, bytes, &ptr);
@@ -47,6 +54,8 @@ Block* CachingAllocator::new_segment(Pool p, flagos_stream_t stream, size_t size
   block->size = bytes;
   block->stream = stream;
   block->pool = p;
+  block->owner = owner;
+  if (owner != nullptr) ++owner->segments;
   segments_.emplace(block->address(), block.get());
   return block.release();
 }
@@ -60,6 +69,7 @@ Block* CachingAllocator::split(Block* block, size_t size) {
   rest->size = block->size - size;
   rest->stream = block->stream;
   rest->pool = block->pool;
+  rest->owner = block->owner;
   rest->prev = block;
   rest->next = block->next;
   if (rest->next != nullptr) rest->next->prev = rest;
@@ -72,7 +82,7 @@ Block* CachingAllocator::split(Block* block, size_t size) {
 // Pool membership and the inactive_split stats change together, here only.
 void CachingAllocator::cache(Block* block) {
   block->state = Block::State::Cached;
-  pool(block->pool).insert(block);
+  pool(block).insert(block);
   if (block->is_split()) {
     update(stats_.inactive_split, block->pool, 1);
     update(stats_.inactive_split_bytes, block->pool, static_cast<int64_t>(block->size));
@@ -80,7 +90,7 @@ void CachingAllocator::cache(Block* block) {
 }
 
 void CachingAllocator::uncache(Block* block) {
-  pool(block->pool).erase(block);
+  pool(block).erase(block);
   if (block->is_split()) {
     update(stats_.inactive_split, block->pool, -1);
     update(stats_.inactive_split_bytes, block->pool, -static_cast<int64_t>(block->size));
@@ -143,6 +153,7 @@ void CachingAllocator::release_uncached(Block* block, std::unique_lock<std::mute
 // Drops a segment's only block after its mem_free.
 void CachingAllocator::forget_segment(Block* block) {
   segments_.erase(block->address());
+  if (block->owner != nullptr) --block->owner->segments;
   ++stats_.num_device_free;
   update(stats_.segment, block->pool, -1);
   update(stats_.reserved_bytes, block->pool, -static_cast<int64_t>(block->size));
@@ -161,20 +172,29 @@ void CachingAllocator::synchronize_events() {
   process_events();
 }
 
-// mem_frees every cached block that is a whole segment.
+// mem_frees every cached block that is a whole segment, in the shared pools
+// and in private pools no graph uses any more.
 void CachingAllocator::release_cached_segments() {
-  for (Pool p : {Pool::Small, Pool::Large}) {
-    BlockPool& blocks = pool(p);
-    for (auto it = blocks.begin(); it != blocks.end();) {
-      Block* block = *it;
-      if (block->is_split()) {
-        ++it;
-        continue;
-      }
-      plugin_->check(plugin_->api().mem_free(device_, block->ptr), "mem_free");
-      it = blocks.erase(it);
-      forget_segment(block);
+  release_free_segments(small_blocks_);
+  release_free_segments(large_blocks_);
+  for (auto& [id, pool] : graph_pools_) {
+    if (pool->use_count > 0) continue;
+    release_free_segments(pool->small_blocks);
+    release_free_segments(pool->large_blocks);
+  }
+  drop_unused_pools();
+}
+
+void CachingAllocator::release_free_segments(BlockPool& blocks) {
+  for (auto it = blocks.begin(); it != blocks.end();) {
+    Block* block = *it;
+    if (block->is_split()) {
+      ++it;
+      continue;
     }
+    plugin_->check(plugin_->api().mem_free(device_, block->ptr), "mem_free");
+    it = blocks.erase(it);
+    forget_segment(block);
   }
 }
 

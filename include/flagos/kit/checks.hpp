@@ -52,4 +52,18 @@ inline flagos_status_t check_event_flags(const char* fn, uint32_t flags) noexcep
   return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn, flags);
 }
 
+// comm_create's own arguments (flagos/ext/collectives.h): `id` and `comm`
+// set, 1 <= nranks <= max_ranks, 0 <= rank < nranks; else INVALID_ARGUMENT.
+inline flagos_status_t check_comm_create(const char* fn, const void* id, const void* comm, int32_t nranks,
+                                         int32_t rank, int32_t max_ranks) noexcept {
+  flagos_status_t st = need(fn, id, "id");
+  if (st == FLAGOS_SUCCESS) st = need(fn, comm, "comm");
+  if (st != FLAGOS_SUCCESS) return st;
+  if (nranks < 1 || nranks > max_ranks)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: nranks %d outside [1, %d]", fn, nranks, max_ranks);
+  if (rank < 0 || rank >= nranks)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: rank %d outside [0, %d)", fn, rank, nranks);
+  return FLAGOS_SUCCESS;
+}
+
 }  // namespace flagos::kit

@@ -18,6 +18,13 @@ import torch
 from torch_fl import _C
 
 from .amp import get_amp_supported_dtype
+from .graphs import (
+    FlagosGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
 from .memory import (
     empty_cache,
     max_memory_allocated,
@@ -255,13 +262,14 @@ def get_arch_list() -> list:
 
 
 __all__ = [
-    "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_generators",
-    "default_stream", "device", "device_count", "device_of", "empty_cache",
-    "get_amp_supported_dtype", "get_arch_list", "get_device_capability", "get_device_name",
-    "get_device_properties", "get_rng_state", "get_rng_state_all", "init", "initial_seed",
-    "is_available", "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",
-    "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
-    "memory_snapshot", "memory_stats", "memory_summary", "reset_accumulated_memory_stats",
-    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_rng_state",
-    "set_rng_state_all", "set_stream", "stream", "synchronize",
+    "Event", "FlagosGraph", "Stream", "StreamContext", "current_device", "current_stream",
+    "default_generators", "default_stream", "device", "device_count", "device_of",
+    "empty_cache", "get_amp_supported_dtype", "get_arch_list", "get_device_capability",
+    "get_device_name", "get_device_properties", "get_rng_state", "get_rng_state_all", "graph",
+    "graph_pool_handle", "init", "initial_seed", "is_available", "is_current_stream_capturing",
+    "is_initialized", "make_graphed_callables", "manual_seed", "manual_seed_all",
+    "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
+    "memory_reserved", "memory_snapshot", "memory_stats", "memory_summary",
+    "reset_accumulated_memory_stats", "reset_peak_memory_stats", "seed", "seed_all",
+    "set_device", "set_rng_state", "set_rng_state_all", "set_stream", "stream", "synchronize",
 ]
