@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "device/runtime.h"
-#include "error.h"
 
 namespace flagos::distributed {
 
@@ -20,16 +19,32 @@ Communicator::Communicator(c10d::Store& store, const std::string& key, int rank,
   if (!ext_) throw Error("the active plugin has no collectives extension");
   flagos_comm_id_t id{};
   if (rank == 0) {
-    check(ext_->comm_id_create(&id), "comm_id_create");
+    const flagos_status_t st = ext_->comm_id_create(&id);
+    if (st == FLAGOS_ERROR_RUNTIME_UNAVAILABLE) {
+      // The other ranks wait for the id: an empty one sends them to gloo too.
+      const char* message = device::active_plugin().api().last_error_message();
+      const std::string why = message && *message ? message : "the communicator library is unavailable";
+      store.set(key + "/unavailable", std::vector<uint8_t>(why.begin(), why.end()));
+      store.set(key, std::vector<uint8_t>());
+      throw CommUnavailable(why);
+    }
+    check(st, "comm_id_create");
     store.set(key, std::vector<uint8_t>(id.bytes, id.bytes + sizeof id.bytes));
   } else {
     const std::vector<uint8_t> got = store.get(key);  // waits up to the store's timeout
+    if (got.empty()) {
+      const std::vector<uint8_t> why = store.get(key + "/unavailable");
+      throw CommUnavailable(std::string(why.begin(), why.end()));
+    }
     if (got.size() != sizeof id.bytes)
       throw Error("communicator id in the store has " + std::to_string(got.size()) + " bytes, expected " +
                   std::to_string(sizeof id.bytes));
     std::memcpy(id.bytes, got.data(), sizeof id.bytes);
   }
-  check(ext_->comm_create(&id, size, rank, device, static_cast<uint64_t>(timeout.count()), &comm_), "comm_create");
+  const flagos_status_t st = ext_->comm_create(&id, size, rank, device, static_cast<uint64_t>(timeout.count()), &comm_);
+  // The library refusing these ranks (collectives.h) does so on every rank alike.
+  if (st == FLAGOS_ERROR_UNSUPPORTED) throw CommUnavailable(device::active_plugin().api().last_error_message());
+  check(st, "comm_create");
 }
 
 Communicator::~Communicator() {

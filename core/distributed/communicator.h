@@ -9,9 +9,18 @@
 #include <chrono>
 #include <string>
 
+#include "error.h"
 #include "flagos/flagos.h"
 
 namespace flagos::distributed {
+
+// The plugin has the extension but not its communicator library
+// (collectives.h: RUNTIME_UNAVAILABLE from comm_id_create). Thrown on every
+// rank, so that all of them serve the group on the gloo tiers instead.
+class CommUnavailable : public Error {
+ public:
+  using Error::Error;
+};
 
 class Communicator {
  public:
@@ -21,7 +30,9 @@ class Communicator {
   // Joins the group's communicator as `rank` of `size` on `device`: rank 0
   // makes the id and publishes it in `store` under `key`, the others read it
   // there; then every rank blocks in comm_create until all joined or
-  // `timeout` passed (a flagos::Error naming the plugin's reason).
+  // `timeout` passed (a flagos::Error naming the plugin's reason). Throws
+  // CommUnavailable on every rank when rank 0's plugin lacks its library, or
+  // when the library refuses these ranks (comm_create: UNSUPPORTED).
   Communicator(c10d::Store& store, const std::string& key, int rank, int size, int32_t device,
                std::chrono::milliseconds timeout);
   ~Communicator();

@@ -42,6 +42,9 @@ void bind_distributed(py::module_& m) {
            "Serves flagos tensors on the active plugin's communicator (FLAGOS_EXTENSION_COLLECTIVES); "
            "everything else through `fallback`.")
       .def_property_readonly("fallback", &CommBackend::fallback);
+  // CommBackend's constructor raises it on every rank of a group whose plugin
+  // lacks its communicator library; torch_fl.distributed then picks gloo.
+  py::register_exception<distributed::CommUnavailable>(m, "CommUnavailable", PyExc_RuntimeError);
   m.def("has_collectives", [] { return distributed::Communicator::extension() != nullptr; },
         "Whether the active plugin brings its own communicator (FLAGOS_EXTENSION_COLLECTIVES).");
 }

@@ -5,6 +5,9 @@
 // api_copy, api_stream and api_event.cpp.
 #pragma once
 
+#include <mutex>
+#include <vector>
+
 #include "flagos/flagos.h"
 #include "flagos/kit/entry.hpp"
 
@@ -21,6 +24,15 @@ struct Plugin {
   FLAGOS_PLUGIN_API_1_0_FUNCTIONS(FLAGOS_CUDALIKE_MEMBER)
 #undef FLAGOS_CUDALIKE_MEMBER
 };
+
+// api_collectives.cpp: FLAGOS_EXTENSION_COLLECTIVES where the vendor table
+// names a communicator library, followed by testing_extension(); else the latter.
+const flagos_extension_t* collectives_extension();
+
+// api_graphs.cpp: FLAGOS_EXTENSION_GRAPHS (stream capture), followed by
+// collectives_extension(); and the mutexes of its handles, held across fork().
+const flagos_extension_t* graphs_extension();
+std::vector<std::mutex*> graph_mutexes();
 
 // api_testing.cpp: FLAGOS_EXTENSION_TESTING, the end of the chain.
 const flagos_extension_t* testing_extension();

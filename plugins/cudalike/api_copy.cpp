@@ -48,6 +48,12 @@ flagos_status_t enqueue_copy(const char* fn, void* dst, const void* src, uint64_
   rt_stream s = nullptr;
   flagos_status_t st = stream.native(fn, &s);
   if (st != FLAGOS_SUCCESS) return st;
+  // A copy with pageable host memory is synchronous: on a capturing stream
+  // the synchronize fails and invalidates the capture (flagos/ext/graphs.h).
+  int capturing = 0;
+  if (!host_pinned && kind != FLAGOS_MEMCPY_DEVICE_TO_DEVICE && r.stream_is_capturing != nullptr &&
+      r.stream_is_capturing(s, &capturing) == 0 && capturing != 0 && (err = r.stream_synchronize(s)) != 0)
+    return rt_fail(fn, err, "StreamSynchronize (a copy with pageable host memory during stream capture)");
   err = r.memcpy_async(dst, src, size, vendor().memcpy_kind[kind], s);
   if (err != 0)
     return rt_fail(fn, err, "MemcpyAsync(%s, %llu bytes) on device %d", copy_kind_name(kind),

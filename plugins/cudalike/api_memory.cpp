@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "api.h"
+#include "capture_mode.h"
 #include "device_scope.h"
 #include "devices.h"
 #include "errors.h"
@@ -31,6 +32,7 @@ flagos_status_t Plugin::mem_alloc(flagos_device_t device, uint64_t size, void** 
     st = scope.enter(fn, device);
     if (st != FLAGOS_SUCCESS) return st;
     void* p = nullptr;
+    RelaxedCaptureMode relaxed;  // a capture underway on this thread must not refuse it
     int err = rt().malloc(&p, size);
     if (err != 0)
       return rt_fail(fn, err, "Malloc(%llu bytes) on device %d", static_cast<unsigned long long>(size), device);

@@ -44,8 +44,9 @@ flagos_status_t Plugin::configure(const char* fn, const flagos_host_info_t* host
                                     " runtime was initialised in the parent before this process was forked, "
                                     "and a forked child cannot use it; fork before the first device use, "
                                     "or use the 'spawn' start method";
-  flagos::kit::fork_guard().install(reason.c_str(), {&defaults_mutex(), &streams().mutex(), &events().mutex(),
-                                                     &blocks_mutex()});
+  std::vector<std::mutex*> hold = {&defaults_mutex(), &streams().mutex(), &events().mutex(), &blocks_mutex()};
+  for (std::mutex* m : graph_mutexes()) hold.push_back(m);
+  flagos::kit::fork_guard().install(reason.c_str(), std::move(hold));
   g_configured = true;
   return FLAGOS_SUCCESS;
 }

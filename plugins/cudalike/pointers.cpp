@@ -84,6 +84,16 @@ bool from_runtime(const void* p, Pointer* out) {
 
 }  // namespace
 
+size_t block_room(const void* p) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(blocks_mutex());
+  auto& m = blocks();
+  auto it = m.upper_bound(at);
+  if (it == m.begin()) return 0;
+  --it;
+  return at - it->first < it->second.size ? it->second.size - (at - it->first) : 0;
+}
+
 Pointer classify(const void* p) {
   Pointer out;
   if (p == nullptr || in_table(reinterpret_cast<uintptr_t>(p), &out)) return out;

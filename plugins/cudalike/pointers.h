@@ -28,6 +28,10 @@ void forget_block(const void* base);
 // Never dereferences `p`; any address inside a live block classifies as it.
 Pointer classify(const void* p);
 
+// Bytes from `p` to the end of its block in the plugin's table; 0 when the
+// table has no block holding `p` (e.g. memory of torch's CUDA allocator).
+size_t block_room(const void* p);
+
 // Guards the table; held across fork().
 std::mutex& blocks_mutex();
 

@@ -41,8 +41,8 @@ std::string plugin_folder() {
   return slash == std::string::npos ? std::string() : lib.substr(0, slash);
 }
 
-// The search for `spec`; false with `why` when it needs an SDK variable
-// that is not set.
+}  // namespace
+
 bool search_of(const LibrarySpec& spec, flagos::kit::LibrarySearch* s, std::string* why) {
   s->sonames = strings(spec.sonames);
   s->folders = flagos::kit::folders_from_env(strings(spec.env_vars), strings(spec.subdirs));
@@ -59,6 +59,8 @@ bool search_of(const LibrarySpec& spec, flagos::kit::LibrarySearch* s, std::stri
   s->system_path = spec.system_path;
   return true;
 }
+
+namespace {
 
 template <class Fn>
 void resolve(void* lib, const std::string& name, Fn* out) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "flagos/abi.h"
+#include "flagos/kit/runtime_library.hpp"
 
 namespace flagos_cudalike {
 
@@ -47,7 +48,15 @@ using rt_host_fn = void (*)(void*);
   X(get_last_error, "GetLastError", 1, int, (void))                                             \
   X(get_error_name, "GetErrorName", 0, const char*, (int))                                      \
   X(get_error_string, "GetErrorString", 0, const char*, (int))                                  \
-  X(launch_host_func, "LaunchHostFunc", 0, int, (rt_stream, rt_host_fn, void*))
+  X(launch_host_func, "LaunchHostFunc", 0, int, (rt_stream, rt_host_fn, void*))            \
+  X(stream_begin_capture, "StreamBeginCapture", 0, int, (rt_stream, int))                       \
+  X(stream_end_capture, "StreamEndCapture", 0, int, (rt_stream, void**))                        \
+  X(stream_is_capturing, "StreamIsCapturing", 0, int, (rt_stream, int*))                        \
+  X(graph_instantiate_with_flags, "GraphInstantiateWithFlags", 0, int, (void**, void*, unsigned long long)) \
+  X(graph_launch, "GraphLaunch", 0, int, (void*, rt_stream))                                    \
+  X(graph_destroy, "GraphDestroy", 0, int, (void*))                                             \
+  X(graph_exec_destroy, "GraphExecDestroy", 0, int, (void*))                                    \
+  X(thread_exchange_stream_capture_mode, "ThreadExchangeStreamCaptureMode", 0, int, (int*))
 
 // Driver-library calls (prefix "cu"/"mu"), all optional.
 #define FLAGOS_CUDALIKE_DRIVER_CALLS(X)                                                        \
@@ -76,6 +85,13 @@ struct Runtime {
   std::string found_by;     // how: runtime=, already loaded, FLAGOS_VENDOR_TORCH_LIB, folder, system path
   std::string driver_path;  // "" without a driver library
 };
+
+struct LibrarySpec;
+
+// The search for `spec` (its SDK folders, then those beside this plugin, the
+// fixed ones, the system path); false with `why` when it needs an SDK
+// variable that is not set.
+bool search_of(const LibrarySpec& spec, flagos::kit::LibrarySearch* s, std::string* why);
 
 // Sets the runtime library to use instead of searching (option runtime=<path>).
 // Only before the first load().

@@ -70,6 +70,11 @@ struct Vendor {
   // and an already-loaded copy): the vendor builds a torch of its own whose
   // lib folder holds the runtime that torch uses, and the two must share one.
   bool vendor_torch_lib = false;
+  // The NCCL-shaped communicator library behind FLAGOS_EXTENSION_COLLECTIVES
+  // (comm_library.h), opened at the first collectives call; sonames nullptr:
+  // the vendor has none and the plugin leaves the extension out.
+  LibrarySpec comm = {};
+  const char* comm_prefix = nullptr;  // "nccl", "mccl": the prefix of ncclAllReduce and friends
 };
 
 // The variable naming the vendor torch's lib folder. The plugin reads it

@@ -69,6 +69,11 @@ def test_staged_tier_on_a_cuda_shaped_plugin(simrt):
     ranks = run_ranks("collectives.py", ["gloo-staged"], {k: v for k, v in env.items() if k.startswith(
         ("FLAGOS_", "SIMRT_")) or k in sim_runtimes.SDK_VARS})
     assert "runs on tier gloo-staged (metax plugin)" in ranks[0].stderr, ranks[0].stderr
+    # The plugin has the collectives extension but no MCCL here: rank 0 says
+    # so once, and both ranks took the gloo tier (the tier check above).
+    said = "[flagos] distributed: the metax plugin's communicator is unavailable, so its groups use the gloo tiers"
+    assert ranks[0].stderr.count(said) == 1 and "no libmccl.so found" in ranks[0].stderr, ranks[0].stderr
+    assert said not in ranks[1].stderr, ranks[1].stderr
 
 
 def test_gloo_request_is_answered_by_the_flagos_backend():

@@ -18,7 +18,19 @@
  * Errors. A call that returns an error enqueued nothing. A failure while
  * running (a peer gone, comm_abort: FLAGOS_ERROR_COMM) makes the stream's later
  * queries and synchronisations report it, and comm_status report it from then on; the
- * communicator is then unusable, and comm_destroy is the only call left.
+ * communicator is then unusable, and comm_destroy is the only call left. (Over
+ * a library whose kernels merely end when aborted, as NCCL's do, the stream
+ * completes and comm_status alone reports it; the core asks comm_status once
+ * an operation completed.)
+ *
+ * A missing library. A plugin opens its communicator library at first use,
+ * never at the handshake, so it chains this extension whenever it may have
+ * one. When the library cannot be used, comm_id_create (and comm_create,
+ * group_start) return FLAGOS_ERROR_RUNTIME_UNAVAILABLE with a message naming
+ * the library and what was searched; the core then serves the group on the
+ * gloo tiers on every rank, with one line saying why. So it does when
+ * comm_create answers FLAGOS_ERROR_UNSUPPORTED: the library refuses this set
+ * of ranks (e.g. two on one device), on every rank alike.
  * Nothing blocks forever: a rank whose peer never arrives stays blocked on
  * the stream until comm_abort, which the core calls at the group's timeout.
  *

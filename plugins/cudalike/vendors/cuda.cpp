@@ -15,6 +15,10 @@ const char* const kSubdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib", "tar
 const char* const kBeside[] = {"../../../nvidia/cu13/lib", "../../../nvidia/cuda_runtime/lib",
                                "../nvidia/cu13/lib", "../nvidia/cuda_runtime/lib", nullptr};
 const char* const kFixed[] = {"/usr/local/cuda/lib64", nullptr};
+// NCCL (nccl.h of NCCL 2.x): torch's CUDA build loads it, else the
+// nvidia-nccl-cu* wheel beside this plugin's wheel, the toolkit, the system path.
+const char* const kComm[] = {"libnccl.so.2", nullptr};
+const char* const kCommBeside[] = {"../../../nvidia/nccl/lib", "../nvidia/nccl/lib", nullptr};
 
 const Vendor kCuda = {
     "cuda", "CUDA", "cuda",
@@ -32,6 +36,8 @@ const Vendor kCuda = {
     "sm_%d%d",
     600 /* cudaErrorNotReady */, kCudaNumberedErrors,
     true,
+    false,
+    {kComm, kEnv, kSubdirs, kCommBeside, kFixed, true, false}, "nccl",
 };
 
 }  // namespace

@@ -24,6 +24,17 @@ const ErrorCode kCudaNumberedErrors[] = {
     {802, FLAGOS_ERROR_RUNTIME_UNAVAILABLE},     // SystemNotReady
     {34, FLAGOS_ERROR_RUNTIME_UNAVAILABLE},      // StubLibrary
     {800, FLAGOS_ERROR_INVALID_STATE},           // NotPermitted
+    // Stream capture (flagos/ext/graphs.h): a call a capture forbids, or one
+    // on a capture such a call invalidated.
+    {900, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureUnsupported
+    {901, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureInvalidated
+    {902, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureMerge
+    {903, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureUnmatched
+    {904, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureUnjoined
+    {905, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureIsolation
+    {906, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureImplicit
+    {907, FLAGOS_ERROR_STREAM_CAPTURE},  // CapturedEvent
+    {908, FLAGOS_ERROR_STREAM_CAPTURE},  // StreamCaptureWrongThread
     {401, FLAGOS_ERROR_INVALID_STATE},           // IllegalState
     // Sticky: the context is corrupt and every later call fails.
     {700, FLAGOS_ERROR_DEVICE_LOST},  // IllegalAddress

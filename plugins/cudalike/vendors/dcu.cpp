@@ -12,6 +12,11 @@ const char* const kRuntime[] = {"libgalaxyhip.so.5", "libgalaxyhip.so", nullptr}
 const char* const kEnv[] = {"ROCM_PATH", nullptr};
 const char* const kSubdirs[] = {"hip/lib", "lib", nullptr};
 const char* const kFixed[] = {"/opt/dtk/hip/lib", "/opt/dtk/lib", nullptr};
+// RCCL: NCCL's API and enum values under NCCL's names (ROCm/rccl
+// src/nccl.h.in); where DTK installs it is unverified on hardware.
+const char* const kComm[] = {"librccl.so.1", "librccl.so", nullptr};
+const char* const kCommSubdirs[] = {"rccl/lib", "lib", nullptr};
+const char* const kCommFixed[] = {"/opt/dtk/rccl/lib", "/opt/dtk/lib", nullptr};
 
 const Vendor kDcu = {
     "dcu", "Hygon DCU (HIP)", "hip",
@@ -28,6 +33,7 @@ const Vendor kDcu = {
     600 /* hipErrorNotReady */, kCudaNumberedErrors,
     false,  // CUDA_ABI only with DTK's torch, which is not wired yet
     true,  // searched first in FLAGOS_VENDOR_TORCH_LIB
+    {kComm, kEnv, kCommSubdirs, nullptr, kCommFixed, true, false}, "nccl",
 };
 
 }  // namespace

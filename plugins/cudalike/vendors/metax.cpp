@@ -12,6 +12,10 @@ const char* const kRuntime[] = {"libmcruntime.so", nullptr};
 const char* const kEnv[] = {"MACA_PATH", "MACA_HOME", nullptr};
 const char* const kSubdirs[] = {"lib", nullptr};
 const char* const kFixed[] = {"/opt/maca/lib", nullptr};
+// MCCL, MetaX's NCCL derivative: mccl* in libmccl.so (FlagCX's metax
+// adaptor calls mcclGetUniqueId and friends; vLLM-MetaX loads libmccl.so).
+// NCCL's argument lists and enum values assumed, unverified on hardware.
+const char* const kComm[] = {"libmccl.so", nullptr};
 
 const ErrorCode kMetaxErrors[] = {
     {10005, FLAGOS_ERROR_INVALID_HANDLE},  // mcErrorInvalidHandle
@@ -39,6 +43,7 @@ const Vendor kMetax = {
     600 /* mcErrorNotReady */, kMetaxErrors,
     false,  // CUDA_ABI only with MetaX's torch, which is not wired yet
     true,  // searched first in FLAGOS_VENDOR_TORCH_LIB
+    {kComm, kEnv, kSubdirs, nullptr, kFixed, true, false}, "mccl",
 };
 
 }  // namespace

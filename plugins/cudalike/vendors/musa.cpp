@@ -13,6 +13,10 @@ const char* const kDriver[] = {"libmusa.so", "libmusa.so.1", nullptr};
 const char* const kEnv[] = {"MUSA_HOME", nullptr};
 const char* const kSubdirs[] = {"lib", "lib64", nullptr};
 const char* const kFixed[] = {"/usr/local/musa/lib", nullptr};
+// MCCL, Moore Threads' NCCL rename: mccl* in $MUSA_HOME/lib/libmccl.so
+// (torchada maps ncclX to mcclX there; vLLM on MUSA points at libmccl.so.2).
+// NCCL's argument lists and enum values assumed, unverified on hardware.
+const char* const kComm[] = {"libmccl.so", "libmccl.so.2", nullptr};
 
 const Vendor kMusa = {
     "musa", "Moore Threads MUSA", "musa",
@@ -28,6 +32,8 @@ const Vendor kMusa = {
     "mp_%d%d",
     600 /* musaErrorNotReady */, kCudaNumberedErrors,
     false,
+    false,
+    {kComm, kEnv, kSubdirs, nullptr, kFixed, true, false}, "mccl",
 };
 
 }  // namespace

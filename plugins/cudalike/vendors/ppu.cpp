@@ -11,6 +11,10 @@ const char* const kRuntime[] = {"libcudart.so.13", "libcudart.so.12", nullptr};
 const char* const kDriver[] = {"libcuda.so.1", "libcuda.so", nullptr};
 const char* const kEnv[] = {"PPU_SDK", nullptr};
 const char* const kSubdirs[] = {"CUDA_SDK/lib64", "CUDA_SDK/lib", nullptr};
+// NCCL as PPU ships it (libnccl.so.2, NCCL's names): unverified, and
+// searched only under $PPU_SDK, as the runtime is (NVIDIA's has the soname).
+const char* const kComm[] = {"libnccl.so.2", nullptr};
+const char* const kCommSubdirs[] = {"CUDA_SDK/lib64", "CUDA_SDK/lib", "lib64", "lib", nullptr};
 
 const Vendor kPpu = {
     "ppu", "PPU", "cuda",
@@ -27,6 +31,7 @@ const Vendor kPpu = {
     600, kCudaNumberedErrors,
     true,  // its runtime is CUDA's: a PPU build of torch runs its CUDA kernels on this memory
     true,  // searched first in FLAGOS_VENDOR_TORCH_LIB
+    {kComm, kEnv, kCommSubdirs, nullptr, nullptr, false, true}, "nccl",
 };
 
 }  // namespace

@@ -26,12 +26,16 @@ def _create(opts, pg_options) -> object:
     chosen = _tiers.choose()
     timeout = opts.timeout if isinstance(opts.timeout, timedelta) else timedelta(seconds=1800)
     gloo = dist.ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size, timeout)
+    backend = None
     if chosen == _tiers.COMMUNICATOR:
         # CPU tensors, and what the communicator lacks, still go through gloo.
         fallback = _C.GlooTierBackend(gloo, zero_copy=_tiers.fallback_zero_copy())
-        backend = _C.CommBackend(opts.store, opts.group_rank, opts.group_size,
-                                 int(timeout.total_seconds() * 1000), fallback, torch.flagos.current_device())
-    else:
+        try:
+            backend = _C.CommBackend(opts.store, opts.group_rank, opts.group_size,
+                                     int(timeout.total_seconds() * 1000), fallback, torch.flagos.current_device())
+        except _C.CommUnavailable as e:  # raised on every rank alike
+            chosen = _tiers.communicator_unavailable(str(e), say=opts.group_rank == 0)
+    if backend is None:
         backend = _C.GlooTierBackend(gloo, zero_copy=chosen == _tiers.GLOO_ZERO_COPY)
     _tier_by_group[opts.group_id] = chosen
     if opts.group_rank == 0:

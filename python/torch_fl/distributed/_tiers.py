@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import torch
@@ -32,21 +33,43 @@ def fallback_zero_copy() -> bool:
 def choose() -> str:
     """The tier for a group built now; raises when the only one left is
     forbidden. Warns once per process when it is the staged one."""
-    global _staged_warned
     if torch.flagos.device_count() > 0 and _C.has_collectives():
         return COMMUNICATOR
+    return choose_gloo()
+
+
+_unavailable_said = False
+
+
+def communicator_unavailable(why: str, say: bool) -> str:
+    """The gloo tier for a group whose plugin has the collectives extension
+    but not its library (every rank learns it from rank 0); says why once
+    per process where `say` (the group's rank 0)."""
+    global _unavailable_said
+    if say and not _unavailable_said:
+        _unavailable_said = True
+        plugin = _C.active_plugin()["name"]
+        print(f"[flagos] distributed: the {plugin} plugin's communicator is unavailable, so its groups use "
+              f"the gloo tiers: {why.removeprefix('[flagos] ')}", file=sys.stderr, flush=True)
+    return choose_gloo()
+
+
+def choose_gloo() -> str:
+    """The gloo tier for a group built now (see choose())."""
+    global _staged_warned
     if _host_addressable():
         return GLOO_ZERO_COPY
     plugin = _C.active_plugin()["name"]
     if not _env.get("FLAGOS_DIST_STAGED_GLOO"):
         raise RuntimeError(
             f"[flagos] distributed: the {plugin} plugin's memory is not host-addressable and it has no "
-            "collectives extension, so a flagos group would stage every operand through the host "
+            "communicator (collectives extension and its library), so a flagos group would stage every "
+            "operand through the host "
             "(gloo-staged), which FLAGOS_DIST_STAGED_GLOO=0 forbids; unset it to allow staging")
     if not _staged_warned:
         _staged_warned = True
         warnings.warn(
-            f"[flagos] distributed: the {plugin} plugin has no collectives extension and its memory is not "
+            f"[flagos] distributed: the {plugin} plugin has no communicator and its memory is not "
             "host-addressable; flagos groups copy each operand device->host->device per collective "
             "(gloo-staged). FLAGOS_DIST_STAGED_GLOO=0 makes this an error", stacklevel=4)
     return GLOO_STAGED
