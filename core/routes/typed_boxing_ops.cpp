@@ -92,13 +92,15 @@ namespace {
 
 // The operators with a typed kernel, as at::_ops structs. Chosen from the
 // operator census of GPT-2 training and inference (tools/bench/gpt2.py) and
-// the common activations; add one here to give it the typed path.
+// the common activations, and the out= matmuls Inductor's compiled code
+// calls (extern_kernels.mm and friends); add one here to give it the typed path.
 #define FLAGOS_TYPED_BOXING_OPS(X)                                                                            \
   X(add_Tensor) X(add__Tensor) X(add_Scalar) X(sub_Tensor) X(mul_Tensor) X(mul__Tensor) X(mul_Scalar)         \
   X(div_Tensor) X(div__Tensor) X(div_Scalar) X(neg) X(rsqrt) X(sqrt) X(exp) X(tanh) X(tanh_backward)          \
   X(pow_Tensor_Scalar) X(gelu) X(gelu_backward) X(silu) X(relu) X(threshold_backward)                         \
   X(sigmoid) X(where_self) X(masked_fill__Scalar) X(eq_Scalar) X(ne_Scalar) X(fill__Scalar) X(zero_)          \
   X(clone) X(_unsafe_view) X(tril) X(triu) X(cumsum) X(argmax) X(all) X(mm) X(addmm) X(bmm) X(baddbmm)        \
+  X(mm_out) X(addmm_out) X(bmm_out) X(baddbmm_out)                                                            \
   X(sum_dim_IntList) X(mean_dim) X(native_layer_norm) X(native_layer_norm_backward) X(_softmax)               \
   X(_softmax_backward_data) X(_log_softmax) X(_log_softmax_backward_data) X(_safe_softmax)                    \
   X(nll_loss_forward) X(nll_loss_backward) X(native_dropout) X(native_dropout_backward) X(embedding)          \
