@@ -10,14 +10,15 @@ cannot use flagos and says so.
 
 from __future__ import annotations
 
+import builtins
 import threading
-from typing import Any, Optional, Union
+from typing import Any, NoReturn, Optional, Union
 
 import torch
 
 from torch_fl import _C
 
-from .amp import get_amp_supported_dtype
+from .amp import get_amp_supported_dtype, is_bf16_supported
 from .graphs import (
     FlagosGraph,
     graph,
@@ -26,6 +27,8 @@ from .graphs import (
     make_graphed_callables,
 )
 from .memory import (
+    caching_allocator_alloc,
+    caching_allocator_delete,
     empty_cache,
     max_memory_allocated,
     max_memory_reserved,
@@ -36,7 +39,9 @@ from .memory import (
     memory_stats,
     memory_summary,
     reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
 )
 from .random import (
     default_generators,
@@ -50,7 +55,11 @@ from .random import (
     set_rng_state,
     set_rng_state_all,
 )
+from .ranges import range, range_pop, range_push  # noqa: A004 - torch.cuda.nvtx's names
 from .streams import Event, Stream
+
+# A flagos allocation that fails raises torch's own OutOfMemoryError.
+OutOfMemoryError = torch.OutOfMemoryError
 
 _initialized = False
 _init_lock = threading.Lock()
@@ -258,18 +267,65 @@ def get_device_capability(device: _DeviceLike = None) -> tuple:
 
 
 def get_arch_list() -> list:
-    return sorted({get_device_properties(i).arch for i in range(device_count())})
+    return sorted({get_device_properties(i).arch for i in builtins.range(device_count())})
 
 
+def _unavailable(name: str, why: str) -> NoReturn:
+    raise RuntimeError(f"[flagos] {name} is not available on flagos: {why}")
+
+
+def _checked_index(device: _DeviceLike, what: str) -> int:
+    index = _index(device)
+    if not 0 <= index < device_count():
+        raise ValueError(f"[flagos] invalid {what} {index}: {device_count()} flagos devices")
+    return index
+
+
+def can_device_access_peer(device: _DeviceLike, peer: _DeviceLike) -> bool:
+    """True when both devices report the ``peer_access`` capability (copies between them
+    avoid the host). As in torch.cuda, a device is not its own peer."""
+    _lazy_init()
+    index, peer_index = _checked_index(device, "device"), _checked_index(peer, "peer device")
+    if index == peer_index:
+        return False
+    return all("peer_access" in get_device_properties(i).capabilities for i in (index, peer_index))
+
+
+def utilization(device: _DeviceLike = None) -> int:
+    _unavailable("utilization", "the plugin interface reports no utilization counter")
+
+
+_SYNC_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_sync_debug_mode(debug_mode: Union[int, str]) -> None:
+    """Only ``"default"`` (0) is accepted: flagos does not detect synchronizing calls."""
+    if isinstance(debug_mode, str) and debug_mode not in _SYNC_DEBUG_MODES:
+        raise ValueError(f"[flagos] invalid debug_mode {debug_mode!r}: expected one of "
+                         "'default', 'warn', 'error' or 0, 1, 2")
+    if _SYNC_DEBUG_MODES.get(debug_mode, debug_mode) != 0:
+        _unavailable(f"set_sync_debug_mode({debug_mode!r})",
+                     "the core does not detect synchronizing calls; only 'default' (0) is")
+
+
+def get_sync_debug_mode() -> int:
+    return 0
+
+
+# "range" is left out: a star import would shadow the builtin.
 __all__ = [
-    "Event", "FlagosGraph", "Stream", "StreamContext", "current_device", "current_stream",
-    "default_generators", "default_stream", "device", "device_count", "device_of",
-    "empty_cache", "get_amp_supported_dtype", "get_arch_list", "get_device_capability",
-    "get_device_name", "get_device_properties", "get_rng_state", "get_rng_state_all", "graph",
-    "graph_pool_handle", "init", "initial_seed", "is_available", "is_current_stream_capturing",
+    "Event", "FlagosGraph", "OutOfMemoryError", "Stream", "StreamContext",
+    "caching_allocator_alloc", "caching_allocator_delete", "can_device_access_peer",
+    "current_device", "current_stream", "default_generators", "default_stream", "device",
+    "device_count", "device_of", "empty_cache", "get_amp_supported_dtype", "get_arch_list",
+    "get_device_capability", "get_device_name", "get_device_properties", "get_rng_state",
+    "get_rng_state_all", "get_sync_debug_mode", "graph", "graph_pool_handle", "init",
+    "initial_seed", "is_available", "is_bf16_supported", "is_current_stream_capturing",
     "is_initialized", "make_graphed_callables", "manual_seed", "manual_seed_all",
     "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
-    "memory_reserved", "memory_snapshot", "memory_stats", "memory_summary",
-    "reset_accumulated_memory_stats", "reset_peak_memory_stats", "seed", "seed_all",
-    "set_device", "set_rng_state", "set_rng_state_all", "set_stream", "stream", "synchronize",
+    "memory_reserved", "memory_snapshot", "memory_stats", "memory_summary", "range_pop",
+    "range_push", "reset_accumulated_memory_stats", "reset_max_memory_allocated",
+    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_per_process_memory_fraction",
+    "set_rng_state", "set_rng_state_all", "set_stream", "set_sync_debug_mode", "stream",
+    "synchronize", "utilization",
 ]

@@ -14,4 +14,5 @@ def get_amp_supported_dtype() -> List[torch.dtype]:
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True on every plugin: bfloat16 tensors and bfloat16 autocast work on any flagos device."""
     return True

@@ -9,6 +9,8 @@ goes straight to the plugin and reserved equals allocated.
 
 from __future__ import annotations
 
+import threading
+import warnings
 from typing import Any, Dict, Tuple
 
 import torch
@@ -48,6 +50,17 @@ def reset_peak_memory_stats(device=None) -> None:
     torch.accelerator.reset_peak_memory_stats(_index(device))
 
 
+def reset_max_memory_allocated(device=None) -> None:
+    """Deprecated torch.cuda name: resets *all* peak statistics, as torch.cuda's does."""
+    warnings.warn(
+        "torch.flagos.reset_max_memory_allocated now calls torch.flagos.reset_peak_memory_stats, "
+        "which resets /all/ peak memory stats.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    reset_peak_memory_stats(device)
+
+
 def reset_accumulated_memory_stats(device=None) -> None:
     torch.accelerator.reset_accumulated_memory_stats(_index(device))
 
@@ -68,6 +81,46 @@ def mem_get_info(device=None) -> Tuple[int, int]:
 def memory_snapshot(device=None) -> list:
     """One dict per segment: address, total_size, allocated_size, segment_type, blocks."""
     return _C._memory_snapshot(_index(device))
+
+
+# caching_allocator_alloc's blocks: each raw pointer is held by a uint8 tensor
+# from the caching allocator until caching_allocator_delete drops it.
+_raw_blocks: Dict[int, torch.Tensor] = {}
+_raw_lock = threading.Lock()
+
+
+def caching_allocator_alloc(size: int, device=None, stream=None) -> int:
+    """``size`` bytes from the caching allocator on ``device``, for use on ``stream``
+    (default: the current one); returns the address. Free with ``caching_allocator_delete``."""
+    from torch_fl import flagos
+
+    index = _index(device)
+    with flagos.device(index), flagos.stream(stream):
+        block = torch.empty(int(size), dtype=torch.uint8, device=torch.device("flagos", index))
+    ptr = block.data_ptr()
+    if ptr:
+        with _raw_lock:
+            _raw_blocks[ptr] = block
+    return ptr
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Returns a block from ``caching_allocator_alloc`` to the cache (0 is a no-op)."""
+    if not mem_ptr:
+        return
+    with _raw_lock:
+        block = _raw_blocks.pop(int(mem_ptr), None)
+    if block is None:
+        raise RuntimeError(f"[flagos] caching_allocator_delete: {int(mem_ptr):#x} was not "
+                           "allocated by torch.flagos.caching_allocator_alloc")
+    del block
+
+
+def set_per_process_memory_fraction(fraction: float, device=None) -> None:
+    from torch_fl import flagos
+
+    flagos._unavailable("set_per_process_memory_fraction",
+                        "the flagos caching allocator has no per-process memory limit")
 
 
 def _fmt(n: float) -> str:
