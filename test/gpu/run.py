@@ -48,9 +48,10 @@ about how long they take on a 16-core H200 host:
   gpu-tests       300  gpu_tests.txt         pytest test/gpu, the flaggems route aside (1 min)
   bench           540  bench_gpu.txt         python -m tools.bench.gpu (-> bench_gpu.{json,md})
                                              (3 to 5 min)
-  compile-bench   540  bench_compile.txt     python -m tools.bench.gpu --jobs compile-train,
-                                             compile-infer (-> bench_compile.{json,md}):
-                                             compiled GPT-2 on both sides (4 to 6 min)
+  compile-bench   540  bench_compile.txt     python -m tools.bench.gpu --jobs compile-infer,
+                                             graph-infer, compile-train (-> bench_compile.{json,md}):
+                                             compiled and graph-replayed GPT-2 on both sides
+                                             (4 to 6 min)
   host-profile    240  host_profile.txt      python -m tools.dev.host_profile: host time per
                                              call by function, cuda vs flagos (45 s)
   op-cost         240  op_cost.txt           python -m tools.bench.op_cost: host time per call
@@ -86,7 +87,7 @@ Options: --out DIR (else $OUT, else build/gpu/out), --pack (also GPU_PACK=1:
 at the end, everything under OUT but summary.txt packed into OUT/results.tgz).
 Environment: GPU_PYTHON (the python run.sh uses; python3), GPU_CPU_SUITE_ARGS
 (--jobs 17 --shards 4 --stop-after 300), GPU_USE_REGENERATED_CONFS (1),
-GPU_COMPILE_BENCH_JOBS (compile-infer:boxing,compile-train:boxing),
+GPU_COMPILE_BENCH_JOBS (compile-infer:boxing,graph-infer:boxing,compile-train:boxing),
 GPU_TORCH_SUITE_ARGS, GPU_OPINFO_LIMIT (seconds, 540), GPU_OPINFO_SHARDS (4),
 GPU_OPINFO_ARGS, GPU_OPINFO_REFERENCE (cpu: what OpInfo compares flagos with;
 cuda: native CUDA, forward/out/in-place only), GPU_BENCH_JOBS, GPU_BENCH_ARGS
@@ -679,8 +680,8 @@ def stage_bench(run: StageRun):
 
 @stage("compile-bench", 540, "bench_compile.txt", needs="cuda-build")
 def stage_compile_bench(run: StageRun):
-    args = ["--json", run.out / "bench_compile.json", "--md", run.out / "bench_compile.md",
-            "--jobs", os.environ.get("GPU_COMPILE_BENCH_JOBS", "compile-infer:boxing,compile-train:boxing")]
+    jobs = os.environ.get("GPU_COMPILE_BENCH_JOBS", "compile-infer:boxing,graph-infer:boxing,compile-train:boxing")
+    args = ["--json", run.out / "bench_compile.json", "--md", run.out / "bench_compile.md", "--jobs", jobs]
     if confs_dir_installed():
         args += ["--confs-dir", confs_dir_installed()]
     return run.sh([PY, "-m", "tools.bench.gpu", *args, *_words("GPU_BENCH_ARGS")], out="bench_compile.txt").rc

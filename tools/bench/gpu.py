@@ -15,6 +15,9 @@ medians, per-repeat ratios):
   (f) compile-train, compile-infer: (c) and (d)'s forward with the model
                  compiled (torch.compile, default Inductor) on both sides; not
                  in the default jobs (each side compiles first, minutes)
+  (g) graph-infer  (d)'s forward captured once and replayed: torch.flagos.graph
+                 against torch.cuda.graph (tools/bench/graph_replay.py), and
+                 the replay against flagos eager
   (e) flaggems   FlagGems operators through the flaggems route
                  (cuda_flaggems.toml) against the same FlagGems function called
                  directly on CUDA tensors; µs/op
@@ -35,6 +38,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,7 +48,7 @@ from pathlib import Path
 
 import torch
 
-from tools.bench import cpus, gpt2, op_profile, report, timing, tiny_op
+from tools.bench import cpus, gpt2, graph_replay, op_profile, report, timing, tiny_op
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,9 +65,11 @@ TARGETS = {
     "flaggems": ("≤ 1.15× direct", lambda r: r["ratio"] <= 1.15),
     "compile-train": ("≤ 1.03× native compiled", lambda r: r["ratio"] <= 1.03),
     "compile-infer": ("≤ 1.05× native compiled", lambda r: r["ratio"] <= 1.05),
+    "graph-infer": ("≤ 1.05× native graph replay", lambda r: r["ratio"] <= 1.05),
 }
 PRIMARY_CONF = {"tiny": "boxing", "bandwidth": "boxing", "train": "boxing", "infer": "boxing",
-                "flaggems": "flaggems", "compile-train": "boxing", "compile-infer": "boxing"}
+                "flaggems": "flaggems", "compile-train": "boxing", "compile-infer": "boxing",
+                "graph-infer": "boxing"}
 
 
 # ---------------------------------------------------------------- child side
@@ -190,6 +196,25 @@ def section_compile_infer(native: str, dry: bool, repeats: int) -> tuple[list, l
             ["dynamo: " + "; ".join(graphs), f"{calls} forwards: {profile}"])
 
 
+def section_graph_infer(native: str, dry: bool, repeats: int) -> tuple[list, list]:
+    if dry:  # host.toml routes every operator to the cpu route, which runs at once: nothing to capture
+        return [], ["dry run: skipped (the host plugin's graphs capture the native route only)"]
+    cfg = gpt2.config(dry)
+    length, calls = 32, 10
+    base = gpt2.build(cfg)
+    r = timing.compare(graph_replay.replay(base, length, calls), repeats, devices=(native, "flagos"))
+    case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd}, batch 1, {length}-token forward, graph replay"
+    # The replay against flagos eager, same process: what capture buys.
+    runs = {"graph": graph_replay.replay(base, length, calls)("flagos")[0],
+            "eager": gpt2.forward(base, length, calls)("flagos")[0]}
+    runs["eager"]()
+    ms = {k: statistics.median(timing.wall_clock(run, "flagos") for _ in range(repeats)) / calls * 1e3
+          for k, run in runs.items()}
+    notes = [f"flagos eager {ms['eager']:.3g} ms, flagos graph replay {ms['graph']:.3g} ms: "
+             f"{ms['eager'] / ms['graph']:.2f}× faster (target ≥ 3×)"]
+    return [_timed(case, "ms", 1e3, r, native, baseline=f"{native} graph replay")], notes
+
+
 # The FlagGems operators of (e): how torch reaches each on flagos, and how the
 # route calls FlagGems' function (schema order, kwarg-only by keyword).
 FLAGGEMS_OPS = {
@@ -289,7 +314,8 @@ def _registered_for(native: str, op: str, fn):
 
 SECTIONS = {"tiny": section_tiny, "bandwidth": section_bandwidth, "train": section_train,
             "infer": section_infer, "flaggems": section_flaggems,
-            "compile-train": section_compile_train, "compile-infer": section_compile_infer}
+            "compile-train": section_compile_train, "compile-infer": section_compile_infer,
+            "graph-infer": section_graph_infer}
 
 
 def _install_flaggems_standin() -> None:
