@@ -22,17 +22,20 @@ def _generate(args: argparse.Namespace) -> int:
     os.environ["FLAGOS_DISABLE_FLAGGEMS_PY"] = "1"
     from tools.routing_conf.facts import collect
     from tools.routing_conf.flaggems_ops import load_list
-    from tools.routing_conf.platforms import conf_specs
+    from tools.routing_conf.platforms import NOT_ON_CUDA, conf_specs, cuda_ops
     from tools.routing_conf.writer import render
 
     specs = [s for s in conf_specs() if not args.only or s.file in args.only.split(",")]
     facts = collect(native=any(kind == "native" for s in specs for _, kind in s.route_sets))
     os.unlink(empty.name)
+    from torch_fl import _env
+
+    codegen_all = bool(_env.get("FLAGOS_CODEGEN_ALL"))
     flaggems_all = load_list(args.flaggems_ops)
     routable = set(facts.routable)
     sets = {
         "cpu": facts.cpu,
-        "cuda": facts.cuda,
+        "cuda": cuda_ops(facts.cuda, facts.cuda_only, codegen_all),
         "native_host": facts.native_host,
         "flaggems": {op for op in flaggems_all if op in routable},
     }
@@ -43,6 +46,10 @@ def _generate(args: argparse.Namespace) -> int:
             routes.update({op: kind for op in sets[set_name]})
         notes = [f"torch {facts.torch_version}: {len(facts.routable)} routable operators; not routable: "
                  + ", ".join(f"{v} {k}" for k, v in sorted(facts.excluded.items()))]
+        if codegen_all and any(s == "cuda" for s, _ in spec.route_sets):
+            notes.append(f"FLAGOS_CODEGEN_ALL=1: also {len(facts.cuda_only - NOT_ON_CUDA.keys())} leaf ops "
+                         "whose CUDA kernel this torch lacks (native_functions.yaml); never listed: "
+                         + ", ".join(f"{op} ({why})" for op, why in sorted(NOT_ON_CUDA.items())))
         if any(s == "flaggems" for s, _ in spec.route_sets):
             notes.append(f"FlagGems list: {os.path.basename(args.flaggems_ops)}, {len(flaggems_all)} ops, "
                          f"{len(sets['flaggems'])} routable here")

@@ -13,7 +13,15 @@ class Facts:
     cpu: set[str] = field(default_factory=set)      # runs under the CPU key
     cuda: set[str] = field(default_factory=set)     # has a CUDA kernel (yaml or a CUDA torch)
     native_host: set[str] = field(default_factory=set)  # host plugin kernels (+ derived forms)
+    # Leaf ops with a CUDA kernel (native_functions.yaml) that this torch
+    # cannot route only for want of a kernel: a CPU-only torch lacks them.
+    cuda_only: set[str] = field(default_factory=set)
     excluded: dict[str, int] = field(default_factory=dict)  # reason -> count
+
+
+# The catalog's reason for an op without a CPU, CUDA or composite kernel
+# (core/dispatch/catalog.cpp); every other reason holds on any torch.
+NO_KERNEL = "has no CPU, CUDA or composite kernel in this torch"
 
 
 def _op_name(qualified: str, overload: str) -> str:
@@ -58,6 +66,8 @@ def facts_for(qualified: str, has, reason_of, cuda_yaml, facts: Facts) -> None:
     if reason:
         key = reason.split(":")[0].split(" (")[0]
         facts.excluded[key] = facts.excluded.get(key, 0) + 1
+        if key == NO_KERNEL and op in cuda_yaml:
+            facts.cuda_only.add(op)
         return
     composite = has(qualified, "CompositeExplicitAutograd") or \
         has(qualified, "CompositeExplicitAutogradNonFunctional")

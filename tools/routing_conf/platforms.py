@@ -32,6 +32,20 @@ class ConfSpec:
     default: str = "cpu_fallback"
 
 
+# Ops no conf lists on the cuda route, FLAGOS_CODEGEN_ALL or not, each with
+# the reason: native_functions.yaml names a CUDA kernel that does not serve them.
+NOT_ON_CUDA = {
+    "_triton_scaled_dot_attention": "its CUDA kernel only raises until Python code overrides it",
+}
+
+
+def cuda_ops(routable_cuda: set[str], cuda_only: set[str], codegen_all: bool) -> set[str]:
+    """The ops cuda.toml lists: those this torch routes with a CUDA kernel, and
+    under FLAGOS_CODEGEN_ALL also the leaf ops only a CUDA torch can route."""
+    ops = routable_cuda | cuda_only if codegen_all else set(routable_cuda)
+    return ops - NOT_ON_CUDA.keys()
+
+
 CUDA_LIKE = ("ppu", "metax", "dcu")
 FLAGGEMS_ONLY = ("musa", "ascend", "gcu", "tsingmicro")
 

@@ -271,7 +271,7 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_CODEGEN_ALL", Scope::Codegen, Type::Bool, "0", "0 (off)", "",
        "Generate routes for the full leaf-CUDA operator set rather than the supported "
        "subset",
-       "codegen", "codegen"},
+       "codegen", ""},
       {"FLAGOS_BPU_MARCH", Scope::Runtime, Type::Enum, "nash-p", "nash-p", "nash-p,nash-e,nash-m",
        "BPU micro-architecture. nash-p is the BPU, nash-e the S100 and nash-m the "
        "S100P",
