@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -58,14 +59,51 @@ def test_conformance_passes_every_group(vendor, guard, simrt, tmp_path):
     assert len(collectives) == 11 and all(COMM_LIBRARY[vendor] in c[2] for c in collectives), collectives
 
 
-def test_a_wrong_copy_kind_value_fails_conformance_naming_the_rule(simrt, test_plugin_dir, tmp_path):
-    # The musa table with two copy directions swapped: the simulated runtime
-    # refuses the copies and says which rule they break.
-    lib = test_plugin_dir / "musa_swapped_kinds" / "libflagos_musa_swapped_kinds.so"
-    rc, report, output = conformance(environment(simrt, "musa"), str(lib), tmp_path)
+# Plugins built from the real runtime layer with one wrong table value each
+# (test/fake_plugins): the fixture, its simulated runtime, and the rule text
+# the runtime answers with (test/simrt/README.md, "Rules enforced").
+BROKEN_TABLES = [
+    # Host-to-device and device-to-host copy kinds swapped (the rule text goes
+    # on to name the pointer).
+    ("musa_swapped_kinds", "musa", "musaMemcpyAsync: kind 2 needs a device src"),
+    # musaEventInterprocess in place of musaEventDisableTiming.
+    ("musa_interprocess_events", "musa",
+     "musaEventCreateWithFlags: flags 0x4: Interprocess (0x4) needs DisableTiming (0x2)"),
+    # CUDA's cudaHostAllocPortable passed to mcMallocHost.
+    ("metax_portable_host_alloc", "metax", "mcMallocHost: flags 0x1 are not valid pinned-allocation flags (mask 0x0)"),
+    # hipStreamNonBlocking and hipEventDisableTiming swapped.
+    ("dcu_swapped_stream_event_flags", "dcu",
+     "hipStreamCreateWithPriority: flags 0x2 are not valid stream flags (mask 0x1)"),
+]
+
+
+@pytest.mark.parametrize("fixture,vendor,rule", BROKEN_TABLES, ids=[f for f, _, _ in BROKEN_TABLES])
+def test_a_wrong_table_value_fails_conformance_naming_the_rule(fixture, vendor, rule, simrt, test_plugin_dir,
+                                                               tmp_path):
+    lib = test_plugin_dir / fixture / f"libflagos_{fixture}.so"
+    rc, report, output = conformance(environment(simrt, vendor), str(lib), tmp_path)
     failed = checks(report, "fail")
     assert rc != 0 and failed
-    assert any("musaMemcpyAsync: kind 2 needs a device src" in detail for _, _, detail in failed), failed
+    assert any(rule in detail for _, _, detail in failed), failed
+    assert any(line.startswith(f"[simrt] {rule}") for line in output.splitlines()), output[-3000:]
+
+
+def probe(executable: Path, env: dict[str, str]) -> tuple[list[list[str]], str]:
+    """The device lines the plugin's probe prints (device_table.h), split, and its stderr."""
+    proc = subprocess.run([str(executable)], env=env, capture_output=True, text=True, timeout=60, check=True)
+    return [line.split() for line in proc.stdout.splitlines() if line.startswith("device ")], proc.stderr
+
+
+def test_cuda_attribute_ids_on_metax_are_refused_naming_the_rule(simrt, test_plugin_dir):
+    # The plugin reads a refused attribute as 0, so conformance still passes:
+    # the probe, which enumerates the devices, shows what the runtime said.
+    env = environment(simrt, "metax")
+    real, real_err = probe(test_plugin_dir.parent / "plugins" / "metax" / "flagos-metax-probe", env)
+    broken, broken_err = probe(test_plugin_dir / "metax_cuda_attributes" / "flagos-metax_cuda_attributes-probe", env)
+    # device <i> <cc major> <cc minor> <SMs> <memory> <pci domain> <pci bus> ...
+    assert [d[2:4] + d[7:8] for d in real] == [["8", "0", "16"], ["8", "0", "17"]] and "[simrt]" not in real_err
+    assert [d[2:4] + d[7:8] for d in broken] == [["0", "0", "0"], ["0", "0", "0"]]
+    assert "[simrt] mcDeviceGetAttribute: attribute 75 is not one the simulator answers" in broken_err.splitlines()
 
 
 @pytest.mark.parametrize("vendor", VENDORS)

@@ -66,6 +66,26 @@ TEST_CASE("bounds: every op stays inside a live allocation") {
   }
 }
 
+TEST_CASE("flags and attribute ids: only the vendor's documented values") {
+  for (const Vendor& v : kVendors) {
+    INFO(v.name);
+    Rt& r = rt(v);
+    REQUIRE(r.SetDevice(0) == 0);
+    std::string p = v.prefix;
+    void* e = nullptr;
+    CHECK(r.EventCreateWithFlags(&e, 0x4) == 1);  // Interprocess without DisableTiming
+    CHECK(error_text(r, 1) == p + "EventCreateWithFlags: flags 0x4: Interprocess (0x4) needs DisableTiming (0x2)");
+    REQUIRE(r.EventCreateWithFlags(&e, 0x6) == 0);
+    REQUIRE(r.EventDestroy(e) == 0);
+    CHECK(r.EventCreateWithFlags(&e, 0x8) == 1);
+    CHECK(error_text(r, 1).find("are not valid event flags") != std::string::npos);
+    int value = 0;
+    CHECK(r.DeviceGetAttribute(&value, 1000, 0) == 1);
+    CHECK(error_text(r, 1) == p + "DeviceGetAttribute: attribute 1000 is not one the simulator answers");
+    CHECK(r.GetLastError() == 1);
+  }
+}
+
 TEST_CASE("a runtime call inside a host function is NotPermitted") {
   for (const Vendor& v : kVendors) {
     INFO(v.name);

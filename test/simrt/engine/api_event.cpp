@@ -22,6 +22,10 @@ int event_create(const Vendor& v, const char* sym, void** event, unsigned flags)
   if (event == nullptr) return c.rule(Err::InvalidValue, "event is NULL");
   if (flags & ~v.event_flags_mask)
     return c.rule(Err::InvalidValue, "flags 0x%x are not valid event flags (mask 0x%x)", flags, v.event_flags_mask);
+  // CUDA and HIP document it: an interprocess event cannot record timing.
+  if ((flags & v.event_interprocess) && !(flags & v.event_disable_timing))
+    return c.rule(Err::InvalidValue, "flags 0x%x: Interprocess (0x%x) needs DisableTiming (0x%x)", flags,
+                  v.event_interprocess, v.event_disable_timing);
   int err, d = c.current_device();
   if (c.bad_device(d, &err)) return err;
   c.touch(d);

@@ -49,6 +49,7 @@ struct Vendor {
   unsigned stream_non_blocking;    // the flag that opts out of legacy-stream sync
   unsigned event_flags_mask;       // valid event-creation flags
   unsigned event_disable_timing;
+  unsigned event_interprocess;    // valid only together with event_disable_timing
   unsigned host_alloc_flags_mask;  // valid pinned-allocation flags
   AttributeIds attr;
   int priority_least, priority_greatest;

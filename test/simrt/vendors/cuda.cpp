@@ -26,7 +26,7 @@ const simrt::Vendor kCuda = {
      {801, "cudaErrorNotSupported"}},
     /*kinds h2h,h2d,d2h,d2d,default*/ 0, 1, 2, 3, 4,
     /*stream flags mask, NonBlocking*/ 0x1, 0x1,
-    /*event flags mask (BlockingSync|DisableTiming|Interprocess), DisableTiming*/ 0x7, 0x2,
+    /*event flags mask (BlockingSync|DisableTiming|Interprocess), DisableTiming, Interprocess*/ 0x7, 0x2, 0x4,
     /*host alloc flags (Portable|Mapped|WriteCombined)*/ 0x7,
     /*attr: cc major, minor, SMs, pci bus, device, domain*/ {75, 76, 16, 33, 34, 50},
     /*priority least, greatest*/ 0, -5,

@@ -24,7 +24,7 @@ const simrt::Vendor kCu = {
      {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
      {800, "CUDA_ERROR_NOT_PERMITTED"},
      {801, "CUDA_ERROR_NOT_SUPPORTED"}},
-    0, 1, 2, 3, 4, 0x1, 0x1, 0x7, 0x2, 0x7, {75, 76, 16, 33, 34, 50}, 0, -5, 9, 0, 132,
+    0, 1, 2, 3, 4, 0x1, 0x1, 0x7, 0x2, 0x4, 0x7, {75, 76, 16, 33, 34, 50}, 0, -5, 9, 0, 132,
 };
 
 }  // namespace

@@ -25,7 +25,7 @@ const simrt::Vendor kHip = {
     /*kinds h2h,h2d,d2h,d2d,default*/ 0, 1, 2, 3, 4,
     /*stream flags mask, hipStreamNonBlocking*/ 0x1, 0x1,
     /*event flags: BlockingSync|DisableTiming|Interprocess|DisableSystemFence|
-      ReleaseToDevice|ReleaseToSystem; hipEventDisableTiming*/ 0xE0000007u, 0x2,
+      ReleaseToDevice|ReleaseToSystem; hipEventDisableTiming, hipEventInterprocess*/ 0xE0000007u, 0x2, 0x4,
     /*hipHostMalloc: Portable|Mapped|WriteCombined|NumaUser|Coherent|NonCoherent*/ 0xE0000007u,
     // ---- HIP device attribute ids: hipDeviceAttribute_t, ROCm >= 5.0 ----
     /*attr: cc major, minor, SMs, pci bus, device, domain*/ {23, 61, 63, 67, 68, 69},

@@ -22,7 +22,7 @@ const simrt::Vendor kMetax = {
      {801, "mcErrorNotSupported"}},
     /*kinds h2h,h2d,d2h,d2d, no default accepted*/ 0, 1, 2, 3, -1,
     /*stream flags mask, mcStreamNonBlocking*/ 0x1, 0x1,
-    /*event flags mask, mcEventDisableTiming*/ 0x7, 0x2,
+    /*event flags mask, mcEventDisableTiming, mcEventInterprocess*/ 0x7, 0x2, 0x4,
     /*host alloc flags: only mcMallocHostDefault (0) is known*/ 0x0,
     // mcDeviceAttribute_t is sequential, not CUDA's: SMs 16, cc 21/22 (high
     // confidence), PCI bus/device 24/25 (medium), domain 82 (lower).

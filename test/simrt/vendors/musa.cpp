@@ -22,7 +22,7 @@ const simrt::Vendor kMusa = {
      {801, "musaErrorNotSupported"}},
     /*kinds h2h,h2d,d2h,d2d, no default*/ 0, 1, 2, 3, -1,
     /*stream flags mask, NonBlocking (unverified, CUDA's)*/ 0x1, 0x1,
-    /*event flags mask, DisableTiming (unverified, CUDA's)*/ 0x7, 0x2,
+    /*event flags mask, DisableTiming, Interprocess (unverified, CUDA's)*/ 0x7, 0x2, 0x4,
     /*host alloc flags: musaMallocHost takes none*/ 0x0,
     /*attr*/ {75, 76, 16, 33, 34, 50},
     /*priority least, greatest*/ 0, -5,

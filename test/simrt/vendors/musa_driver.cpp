@@ -17,7 +17,7 @@ const simrt::Vendor kMu = {
      {704, "MUSA_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
      {800, "MUSA_ERROR_NOT_PERMITTED"},
      {801, "MUSA_ERROR_NOT_SUPPORTED"}},
-    0, 1, 2, 3, -1, 0x1, 0x1, 0x7, 0x2, 0x0, {75, 76, 16, 33, 34, 50}, 0, -5, 2, 2, 128,
+    0, 1, 2, 3, -1, 0x1, 0x1, 0x7, 0x2, 0x4, 0x0, {75, 76, 16, 33, 34, 50}, 0, -5, 2, 2, 128,
 };
 
 }  // namespace
