@@ -181,8 +181,13 @@ void capabilities_backed(Ctx& c) {
       c.expect(HAS_FN(c, host_alloc) && HAS_FN(c, host_free), at + "PINNED_HOST without host_alloc/host_free");
     if (c.has_cap(FLAGOS_CAP_EVENT_TIMING, d))
       c.expect(HAS_FN(c, event_elapsed_ms), at + "EVENT_TIMING without event_elapsed_ms");
-    if (c.has_cap(FLAGOS_CAP_CUDA_ABI, d))
+    if (c.has_cap(FLAGOS_CAP_CUDA_ABI, d)) {
       c.expect(HAS_FN(c, stream_native_handle), at + "CUDA_ABI without stream_native_handle");
+      // Triton, torch's attention choice and Inductor read it: 0 means the
+      // runtime's capability query failed (a wrong attribute id, say).
+      c.expect(c.props[d].capability_major >= 1, at + strf("CUDA_ABI with compute capability %d.%d", c.props[d].capability_major,
+                                                c.props[d].capability_minor));
+    }
     if (c.has_cap(FLAGOS_CAP_PEER_ACCESS, d))
       c.expect(HAS_FN(c, memcpy_peer_async), at + "PEER_ACCESS without memcpy_peer_async");
   }
