@@ -151,7 +151,7 @@ def _initialize() -> None:
     _initialized = True
 
 
-_env.check_environment()
+_env.check_environment(keep_lines=_running_cli())
 if not _running_cli():
     _initialize()
 

@@ -19,28 +19,11 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
     import torch_fl
+    from torch_fl._plugins import state
 
     for c in torch_fl.installed_plugins():
-        print(f"{c['name']:<16} {c['origin']:<12} {c['path']}  ({_plugin_state(c)})")
+        print(f"{c['name']:<16} {c['origin']:<12} {c['path']}  ({state(c)})")
     return 0
-
-
-def _plugin_state(candidate: dict) -> str:
-    """What a listed plugin finds here: its devices and the plugin's note on
-    them (where they come from, or why there are none), in one line.
-    A plugin whose requirements are unmet is not loaded at all."""
-    from torch_fl import _C
-
-    if candidate.get("unavailable"):
-        return f"not loaded unless named: {candidate['unavailable']}"
-    try:
-        info = _C.inspect_plugin(candidate["name"], candidate["path"])
-    except Exception as exc:  # the loader's one-line reason
-        return f"fails to load: {exc}"
-    count = info["device_count"]
-    state = f"{count} device{'' if count == 1 else 's'}"
-    # The note: why none, or where the devices come from (e.g. which runtime library).
-    return f"{state}: {info['device_note']}" if info.get("device_note") else state
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
@@ -63,10 +46,7 @@ def _cmd_routes(args: argparse.Namespace) -> int:
         line = f"{r['op']:<44} {r['route']:<13} {r['why']}"
         print(line + (f"  [raises: {r['error']}]" if r.get("error") else ""))
     if not args.op:
-        counts: dict[str, int] = {}
-        for r in rows:
-            counts[r["route"]] = counts.get(r["route"], 0) + 1
-        print("routes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        print("routes: " + torch_fl._routing.describe_counts(rows))
     return 0
 
 
@@ -81,13 +61,16 @@ def _cmd_conf_check(args: argparse.Namespace) -> int:
         return 1
     for note in notes:
         print(f"[flagos] {note}", file=sys.stderr)
-    counts: dict[str, int] = {}
-    for r in routes:
-        counts[r["route"]] = counts.get(r["route"], 0) + 1
-    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    summary = torch_fl._routing.describe_counts(routes)
     print(f"{args.file}: OK, {len(routes)} routes ({summary})"
           + (f", {len(notes)} notes" if notes else ""))
     return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from torch_fl import _doctor
+
+    return _doctor.run(args.json)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     p = verbs.add_parser("routes", help="show the route of every listed operator (or one)")
     p.add_argument("--op", help="one operator, e.g. add.Tensor")
     p.set_defaults(func=_cmd_routes)
+
+    p = verbs.add_parser("doctor", help="what is installed and what this process would do")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_doctor)
 
     p = verbs.add_parser("conf", help="routing conf tools")
     conf_verbs = p.add_subparsers(dest="conf_verb", required=True)

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from torch_fl import _C
+from torch_fl import _C, _stderr_lines
 
 
 @dataclass(frozen=True)
@@ -121,16 +122,56 @@ def unknown_names(environ: Mapping[str, str] | None = None) -> list[tuple[str, s
     return found
 
 
-def check_environment() -> None:
+@dataclass(frozen=True)
+class Finding:
+    """One problem the environment scan reports: the variable, and the
+    ``[flagos]`` line's text without its prefix."""
+    name: str
+    message: str
+
+
+def _unknown_name_message(name: str, suggestion: str | None) -> str:
+    hint = f"; did you mean {suggestion}?" if suggestion else ""
+    # A name may hold any character but "=": control characters shown as
+    # "?", so that the report stays one line.
+    shown = "".join(c if c.isprintable() else "?" for c in name)
+    return f"{shown} is not a torch_fl variable and nothing reads it{hint}"
+
+
+def _value_findings(lines: list[str]) -> list[Finding]:
+    """The core's bad-value lines ("NAME='v' is not ...", "NAME entry 'x' ...")
+    as findings, each under the variable it names."""
+    found = []
+    for line in lines:
+        if line.startswith("[flagos] "):
+            message = line[len("[flagos] "):]
+            found.append(Finding(re.split(r"[=\s]", message, maxsplit=1)[0], message))
+    return found
+
+
+_findings: list[Finding] | None = None
+
+
+def check_environment(keep_lines: bool = False) -> list[Finding]:
     """The import-time scan: one line per unknown FLAGOS_* name, then one line
-    per set Runtime variable whose value does not parse."""
-    for name, suggestion in unknown_names():
-        hint = f"; did you mean {suggestion}?" if suggestion else ""
-        # A name may hold any character but "=": control characters shown as
-        # "?", so that the report stays one line.
-        shown = "".join(c if c.isprintable() else "?" for c in name)
-        _warn(f"{shown} is not a torch_fl variable and nothing reads it{hint}")
-    _C.env_validate_runtime()
+    per set Runtime variable whose value does not parse. It runs once per
+    process (the core says each bad value once); later calls return its findings.
+    The core's value lines go straight to file descriptor 2: only with
+    `keep_lines` (the CLI, whose doctor reports them again) is that descriptor
+    captured for the call, so a plain import never touches it."""
+    global _findings
+    if _findings is None:
+        found = []
+        for name, suggestion in unknown_names():
+            found.append(Finding(name, _unknown_name_message(name, suggestion)))
+            _warn(found[-1].message)
+        if keep_lines:
+            _, lines = _stderr_lines.captured(_C.env_validate_runtime)
+        else:
+            _C.env_validate_runtime()
+            lines = []
+        _findings = found + _value_findings(lines)
+    return list(_findings)
 
 
 def set_foreign(name: str, value: str) -> bool:

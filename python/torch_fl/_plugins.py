@@ -30,3 +30,21 @@ def entry_point_candidates() -> list[tuple[str, str]]:
             print(f"[flagos] plugin entry point '{ep.name}' ({ep.value}) failed: {exc}; skipping it",
                   file=sys.stderr)
     return found
+
+
+def state(candidate: dict) -> str:
+    """What a listed plugin finds here: its devices and the plugin's note on
+    them (where they come from, or why there are none), in one line.
+    A plugin whose requirements are unmet is not loaded at all."""
+    from torch_fl import _C
+
+    if candidate.get("unavailable"):
+        return f"not loaded unless named: {candidate['unavailable']}"
+    try:
+        info = _C.inspect_plugin(candidate["name"], candidate["path"])
+    except Exception as exc:  # the loader's one-line reason
+        return f"fails to load: {exc}"
+    count = info["device_count"]
+    state = f"{count} device{'' if count == 1 else 's'}"
+    # The note: why none, or where the devices come from (e.g. which runtime library).
+    return f"{state}: {info['device_note']}" if info.get("device_note") else state

@@ -134,6 +134,19 @@ def routes(op: Optional[str] = None) -> list[dict]:
     return [default]
 
 
+def route_counts(rows: list[dict]) -> dict[str, int]:
+    """How many of ``rows`` (routes() entries) take each route kind."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["route"]] = counts.get(r["route"], 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def describe_counts(rows: list[dict]) -> str:
+    """``route_counts`` in one line: "cpu 2032, flaggems 12"."""
+    return ", ".join(f"{k} {v}" for k, v in route_counts(rows).items())
+
+
 def default_route() -> dict:
     table = _C._routes()
     return dict(table["default"]) if table else {}

@@ -44,14 +44,27 @@ def flagtree_problem() -> str | None:
         import triton
     except ImportError:
         return "FLAGOS_USE_FLAGTREE=1, but no Triton (FlagTree or other) is installed"
-    # FlagTree ships as the `triton` package and names itself in its metadata
-    # and version string.
-    from importlib import metadata
-    names = {d.metadata["Name"].lower() for d in metadata.distributions()
-             if "triton" in (d.metadata["Name"] or "").lower() or "flagtree" in (d.metadata["Name"] or "").lower()}
     version = getattr(triton, "__version__", "")
-    if any("flagtree" in n for n in names) or "flagtree" in version.lower():
+    names = triton_distributions()
+    if is_flagtree(names, version):
         return None
     where = os.path.dirname(getattr(triton, "__file__", "") or "?")
     return (f"FLAGOS_USE_FLAGTREE=1, but the active Triton ({version or 'unknown version'}, "
             f"{where}; distributions: {', '.join(sorted(names)) or 'none'}) is not FlagTree")
+
+
+def triton_distributions() -> dict[str, str]:
+    """Installed distributions naming Triton or FlagTree: lowercased name -> version."""
+    from importlib import metadata
+    found = {}
+    for d in metadata.distributions():
+        name = (d.metadata["Name"] or "").lower()
+        if "triton" in name or "flagtree" in name:
+            found[name] = d.version
+    return found
+
+
+def is_flagtree(distributions: dict[str, str], version: str) -> bool:
+    """FlagTree ships as the `triton` package and names itself in its
+    distribution name or version string."""
+    return any("flagtree" in n for n in distributions) or "flagtree" in version.lower()
