@@ -18,8 +18,17 @@ sys.path.insert(0, str(ROOT / "test"))
 from sim_runtimes import simrt_dir  # noqa: E402
 
 
+# Names `import torch_fl` sets when unset (docs/environment-variables.md,
+# "set if unset"): a test module importing torch_fl in this process must not
+# hand its values to the fresh interpreters as if a user had exported them.
+_SET_BY_IMPORT = ("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "TORCHINDUCTOR_COMPILE_THREADS", "GEMS_VENDOR",
+                  "TORCH_DEVICE_BACKEND_AUTOLOAD", "FLAGCX_TORCH_BACKEND")
+_EXPORTED_AT_START = {k: os.environ[k] for k in _SET_BY_IMPORT if k in os.environ}
+
+
 def _clean_env(extra: dict[str, str] | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_") and k not in _SET_BY_IMPORT}
+    env.update(_EXPORTED_AT_START)
     env.update(extra or {})
     return env
 
