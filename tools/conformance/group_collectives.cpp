@@ -22,11 +22,7 @@ namespace {
 using Coll = flagos_collectives_ext_t;
 
 const Coll& need_coll(Ctx& c) {
-  auto* e = reinterpret_cast<const Coll*>(find_extension(c.api, FLAGOS_EXTENSION_COLLECTIVES));
-  if (!e) c.skip("the plugin does not provide the collectives extension");
-  c.require(e->base.struct_size >= FLAGOS_COLLECTIVES_EXT_SIZE_1_2,
-            strf("collectives extension struct_size %zu < %zu", e->base.struct_size,
-                 static_cast<size_t>(FLAGOS_COLLECTIVES_EXT_SIZE_1_2)));
+  const Coll* e = &need_extension<Coll>(c, FLAGOS_EXTENSION_COLLECTIVES, "collectives", FLAGOS_COLLECTIVES_EXT_SIZE_1_2);
   c.need_devices(1);
   // A plugin opens its communicator library at first use; without it the
   // extension answers RUNTIME_UNAVAILABLE (collectives.h), which is a skip.

@@ -16,11 +16,7 @@ namespace {
 using Graphs = flagos_graphs_ext_t;
 
 const Graphs& need_graphs(Ctx& c) {
-  auto* e = reinterpret_cast<const Graphs*>(find_extension(c.api, FLAGOS_EXTENSION_GRAPHS));
-  if (!e) c.skip("the plugin does not provide the graphs extension");
-  c.require(e->base.struct_size >= FLAGOS_GRAPHS_EXT_SIZE_1_3,
-            strf("graphs extension struct_size %zu < %zu", e->base.struct_size,
-                 static_cast<size_t>(FLAGOS_GRAPHS_EXT_SIZE_1_3)));
+  const Graphs* e = &need_extension<Graphs>(c, FLAGOS_EXTENSION_GRAPHS, "graphs", FLAGOS_GRAPHS_EXT_SIZE_1_3);
   c.need_devices(1);
   // A plugin that learns at first use that its runtime cannot capture says
   // so from every call; capture_status is the harmless one to ask.

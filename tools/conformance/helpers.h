@@ -15,6 +15,17 @@ namespace conformance {
 std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string st(flagos_status_t s);  // e.g. "INVALID_DEVICE (101)"
 
+// The optional extension of `type` the plugin chains, at least `min_size`
+// bytes; the check is skipped when the plugin does not provide it.
+template <class Ext>
+const Ext& need_extension(Ctx& c, int32_t type, const char* name, size_t min_size) {
+  auto* e = reinterpret_cast<const Ext*>(find_extension(c.api, type));
+  if (!e) c.skip(strf("the plugin does not provide the %s extension", name));
+  c.require(e->base.struct_size >= min_size,
+            strf("%s extension struct_size %zu < %zu", name, e->base.struct_size, min_size));
+  return *e;
+}
+
 double now_ms();  // steady clock
 void sleep_ms(double ms);
 
