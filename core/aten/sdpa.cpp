@@ -9,6 +9,7 @@
 //     `overrideable`, implemented here by torch's CUDA flash kernels.
 #include <ATen/ATen.h>
 #include <ATen/SDPBackend.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
 #include <torch/library.h>
@@ -74,6 +75,11 @@ int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Ten
   // A shape only known symbolically (dynamic shapes under compile): the math
   // decomposition, which every shape takes.
   if (symbolic(q) || symbolic(k) || symbolic(v) || (mask && mask->defined() && symbolic(*mask))) return math;
+  // Under tracing a fake-tensor mode is active: stand-ins made through the
+  // dispatcher would be fake too, and a fake CPU tensor's choice is its Meta
+  // kernel's "math". The stand-ins and the choice run below Python dispatch.
+  c10::impl::ExcludeDispatchKeyGuard no_python(
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
   // The op (not the stub: DispatchStub's lookup is not callable from outside
   // libtorch) on views of the operands as CPU/CUDA tensors; no bytes are read.
   const int64_t choice = at::_fused_sdp_choice(view_of(q, target), view_of(k, target),

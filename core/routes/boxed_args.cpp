@@ -41,6 +41,14 @@ bool draws_from_default_generator(const c10::OperatorHandle& op) {
   return true;
 }
 
+int dropout_argument(const c10::OperatorHandle& op) {
+  if (!op.hasTag(at::Tag::nondeterministic_seeded)) return -1;
+  const auto& args = op.schema().arguments();
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].name() == "dropout_p" && args[i].type()->kind() == c10::TypeKind::FloatType) return static_cast<int>(i);
+  return -1;
+}
+
 int written_argument(const c10::FunctionSchema& schema, size_t ret) {
   const c10::AliasInfo* info = schema.returns()[ret].alias_info();
   if (!info) return -1;

@@ -58,6 +58,10 @@ bool is_generator_arg(const c10::Argument& arg);
 // nondeterministic_seeded and without a Generator argument (native_dropout).
 bool draws_from_default_generator(const c10::OperatorHandle& op);
 
+// The index of a seeded op's `dropout_p` argument (fused attention), or -1:
+// those ops draw only when it is nonzero.
+int dropout_argument(const c10::OperatorHandle& op);
+
 // The argument return `ret` is, when the op writes it (in-place, out=): its
 // index; -1 for a return that is not a written argument.
 int written_argument(const c10::FunctionSchema& schema, size_t ret);

@@ -36,6 +36,8 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan, torch::jit::Stack* sta
       v = call.box(v.toDevice());
     } else if (plan.generator_arg[i] && (v.isNone() || v.isGenerator())) {
       v = call.box_generator(v.isNone() ? std::nullopt : std::optional(v.toGenerator()));
+    } else if (static_cast<int>(i) == plan.traits.dropout_arg && v.isDouble()) {
+      call.note_dropout(v.toDouble());
     }
   }
 

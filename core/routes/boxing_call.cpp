@@ -114,6 +114,7 @@ void wait_for_stream(c10::DeviceIndex device) {
 OpTraits::OpTraits(const c10::OperatorHandle& op)
     : name(c10::toString(op.schema().operator_name())),
       draws_default_generator(draws_from_default_generator(op)),
+      dropout_arg(dropout_argument(op)),
       spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))),
       foreign_operands(foreign_operand_rule(op)) {
   const c10::FunctionSchema& schema = op.schema();
@@ -241,7 +242,7 @@ void BoxingCall::run(const OpTraits& op, c10::function_ref<void()> kernel) {
     device::SeededCpuScope seeded(device_, op.draws_default_generator);
     kernel();
   } else {
-    if (op.draws_default_generator) device::refuse_random_in_capture(device_);  // dropout & co
+    if (op.draws_default_generator && !no_draw_) device::refuse_random_in_capture(device_);  // dropout & co
     CudaStreamScope scope(device_, other_devices_);
     kernel();
   }

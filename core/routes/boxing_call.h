@@ -37,6 +37,7 @@ struct OpTraits {
 
   std::string name;                      // "aten::add.Tensor", for messages
   bool draws_default_generator = false;  // seeded, without a Generator argument
+  int dropout_arg = -1;                   // dropout_argument(): no draw when it is 0
   // Operands may sit on several devices, as on native CUDA: foreach and
   // fused optimizer ops (per-tensor work), copies. Any other op given two
   // flagos devices' tensors is refused, as CUDA's kernels refuse them.
@@ -83,6 +84,9 @@ class BoxingCall {
   // A Generator argument (none: the default) as the engine the target's
   // kernel draws from for this device (device/generator.h).
   at::Generator box_generator(const std::optional<at::Generator>& gen) const;
+  // The call's dropout probability (OpTraits::dropout_arg): at 0 the op
+  // draws nothing, so graph capture may take it.
+  void note_dropout(double p) { no_draw_ = p == 0.0; }
 
   // Runs `kernel`: cpu after the device's queued work, under the flagos
   // allocation redirect (and the flagos-seeded CPU generator when the op
@@ -133,6 +137,7 @@ class BoxingCall {
   c10::SmallVector<c10::DeviceIndex, 2> other_devices_;
   SpareAliases* spare_;  // this thread's, for the target; null: no recycling
   at::Tensor foreign_;   // a non-flagos operand to judge (note_foreign_operand)
+  bool no_draw_ = false;  // note_dropout(0)
 };
 
 }  // namespace flagos::routes

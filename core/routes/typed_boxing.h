@@ -182,6 +182,7 @@ struct TypedBoxing<Op, Target, R(A...)> {
     (find_device(found, args), ...);
     BoxingCall boxing(Target, found ? *found : static_cast<c10::DeviceIndex>(device::current_device()));
     Held held{Param<A>::box(boxing, args)...};  // braces: boxed left to right
+    if (op_traits().dropout_arg >= 0) note_dropout(boxing, std::tuple<A&...>(args...), Indices{});
     if constexpr (std::is_void_v<R>) {
       boxing.run(op_traits(), [&] { invoke(held, Indices{}); });
     } else if constexpr (std::is_lvalue_reference_v<R>) {
@@ -196,6 +197,18 @@ struct TypedBoxing<Op, Target, R(A...)> {
   }
 
  private:
+  // The fused attention ops draw only for a nonzero dropout_p (OpTraits::dropout_arg).
+  template <size_t... I>
+  static void note_dropout(BoxingCall& boxing, const std::tuple<A&...>& args, std::index_sequence<I...>) {
+    const int at = op_traits().dropout_arg;
+    (note_dropout_at(boxing, static_cast<int>(I) == at, std::get<I>(args)), ...);
+  }
+  template <class T>
+  static void note_dropout_at(BoxingCall& boxing, bool here, const T& value) {
+    if constexpr (std::is_same_v<std::decay_t<T>, double>)
+      if (here) boxing.note_dropout(value);
+  }
+
   template <size_t... I>
   static decltype(auto) invoke(Held& held, std::index_sequence<I...>) {
     return Op::redispatch(c10::DispatchKeySet(kKey), Param<A>::pass(std::get<I>(held))...);

@@ -105,3 +105,23 @@ def test_random_operators_are_refused_in_a_capture():
         with F.graph(g):
             torch.rand(8, device="flagos")
     assert (torch.ones(4, device="flagos") + 1).sum().item() == 8.0
+
+
+@pytest.mark.parametrize("mask", [False, True], ids=["causal", "masked"])
+def test_fused_attention_without_dropout_is_captured(mask):
+    # The fused kernels are tagged seeded but draw only for dropout_p > 0: an
+    # inference forward (dropout 0) must capture and replay.
+    q = torch.randn(2, 12, 32, 64, device="flagos", dtype=torch.float16)
+    m = torch.zeros(2, 1, 32, 32, device="flagos", dtype=torch.float16) if mask else None
+    attend = lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=m, is_causal=not mask)
+    expected = attend()
+    g = F.FlagosGraph()
+    with F.graph(g):
+        out = attend()
+    q.copy_(torch.randn_like(q))
+    expected = attend()
+    g.replay()
+    torch.testing.assert_close(out, expected)
+    with pytest.raises(RuntimeError, match="random operators cannot be captured"):
+        with F.graph(F.FlagosGraph()):
+            torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.1, is_causal=True)

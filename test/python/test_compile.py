@@ -111,6 +111,29 @@ def test_transformer_training_with_adamw_matches_cpu():
         torch.testing.assert_close(p.cpu(), q, rtol=0, atol=3e-3)
 
 
+def test_traced_attention_takes_the_fused_kernel_eager_takes():
+    # Under tracing the operands are fake: the choice must still be the CPU
+    # kernel's (flash attention), not the math decomposition a fake CPU
+    # tensor's Meta kernel answers.
+    from torch._dynamo.backends.common import aot_autograd
+    graphs = []
+
+    def keep(gm, _):
+        graphs.append(str(gm.graph))
+        return gm.forward
+
+    q = torch.randn(1, 4, 16, 32, device="flagos", requires_grad=True)
+    mask = torch.zeros(1, 1, 16, 16, device="flagos")
+
+    def attend(q):
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask).sum()
+
+    torch.compile(attend, backend=aot_autograd(fw_compiler=keep, bw_compiler=keep))(q).backward()
+    forward, backward = graphs
+    assert "_scaled_dot_product_flash_attention_for_cpu" in forward and "bmm" not in forward, forward
+    assert "_scaled_dot_product_flash_attention_for_cpu_backward" in backward, backward
+
+
 def test_dynamic_shapes_compile_once():
     from torch._dynamo.testing import CompileCounterWithBackend
     counter = CompileCounterWithBackend("flagos")
