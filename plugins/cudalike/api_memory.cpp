@@ -51,9 +51,14 @@ flagos_status_t Plugin::mem_free(flagos_device_t device, void* ptr) {
     st = expect_device(fn, "ptr", ptr, device);
     if (st == FLAGOS_SUCCESS) st = scope.enter(fn, device);
     if (st != FLAGOS_SUCCESS) return st;
+    // Forgotten first: once freed, the runtime may hand the address to
+    // another thread's allocation, whose record this must not erase.
+    const size_t size = forget_block(ptr);
     int err = rt().free(ptr);  // waits for work still using the block
-    if (err != 0) return rt_fail(fn, err, "Free(%p) on device %d", ptr, device);
-    forget_block(ptr);
+    if (err != 0) {
+      if (size != 0) note_block(ptr, size, Memory::kDevice, device);
+      return rt_fail(fn, err, "Free(%p) on device %d", ptr, device);
+    }
     return FLAGOS_SUCCESS;
   });
 }
@@ -68,6 +73,9 @@ flagos_status_t Plugin::host_alloc(uint64_t size, void** ptr) {
       return FLAGOS_SUCCESS;
     }
     const Vendor& v = vendor();
+    if (!v.pinned_host)
+      return fail(FLAGOS_ERROR_UNSUPPORTED, "%s: %s has no page-locked host memory (no FLAGOS_CAP_PINNED_HOST)",
+                  fn, v.display);
     if (flagos_cudalike::device_count() == 0)
       return fail(FLAGOS_ERROR_RUNTIME_UNAVAILABLE, "%s: no %s device, so no page-locked memory", fn, v.display);
     // Page-locking needs a context: the caller's current device's. Portable
@@ -98,11 +106,17 @@ flagos_status_t Plugin::host_free(void* ptr) {
   static const char* fn = "host_free";
   return guarded(fn, [&] {
     if (ptr == nullptr) return FLAGOS_SUCCESS;
+    if (!vendor().pinned_host)
+      return fail(FLAGOS_ERROR_UNSUPPORTED, "%s: %s has no page-locked host memory (no FLAGOS_CAP_PINNED_HOST)",
+                  fn, vendor().display);
     flagos_status_t st = runtime_ready(fn);
     if (st != FLAGOS_SUCCESS) return st;
+    const size_t size = forget_block(ptr);  // first, as in mem_free
     int err = rt().host_free(ptr);
-    if (err != 0) return rt_fail(fn, err, "%s(%p)", vendor().host_free + std::strlen(vendor().prefix), ptr);
-    forget_block(ptr);
+    if (err != 0) {
+      if (size != 0) note_block(ptr, size, Memory::kPinned, -1);
+      return rt_fail(fn, err, "%s(%p)", vendor().host_free + std::strlen(vendor().prefix), ptr);
+    }
     return FLAGOS_SUCCESS;
   });
 }

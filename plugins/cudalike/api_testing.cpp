@@ -12,6 +12,7 @@
 #include "device_scope.h"
 #include "errors.h"
 #include "handles.h"
+#include "vendor.h"
 
 namespace flagos_cudalike {
 namespace {
@@ -45,6 +46,7 @@ flagos_status_t stream_enqueue_delay(flagos_stream_t stream, uint64_t microsecon
 }  // namespace
 
 const flagos_extension_t* testing_extension() {
+  if (vendor().synchronous) return nullptr;  // a delay would block the caller
   static const flagos_testing_ext_t ext = {
       {sizeof(flagos_testing_ext_t), FLAGOS_EXTENSION_TESTING, FLAGOS_TESTING_EXT_VERSION, nullptr},
       stream_enqueue_delay};

@@ -32,7 +32,8 @@ void derive(int32_t index, DeviceInfo* d) {
   std::snprintf(p.arch, sizeof p.arch, v.arch_format, p.capability_major, p.capability_minor);
   p.alloc_alignment = kAllocAlignment;
   p.interop_device_index = v.cuda_abi ? index : -1;
-  p.capabilities = FLAGOS_CAP_PINNED_HOST | FLAGOS_CAP_EVENT_TIMING;
+  p.capabilities = FLAGOS_CAP_EVENT_TIMING;
+  if (v.pinned_host) p.capabilities |= FLAGOS_CAP_PINNED_HOST;
   if (v.cuda_abi) p.capabilities |= FLAGOS_CAP_CUDA_ABI;
   if (p.stream_priority_lowest != p.stream_priority_highest)
     p.capabilities |= FLAGOS_CAP_STREAM_PRIORITY;
@@ -126,7 +127,9 @@ DeviceTable enumerate(const Runtime& rt) {
   int count = 0;
   int err = rt.get_device_count(&count);
   if (err != 0) return empty(describe(rt, "GetDeviceCount", err));
-  if (count <= 0) return empty(std::string(v.prefix) + "GetDeviceCount: no device");
+  if (count <= 0)
+    return empty((v.count_call != nullptr ? std::string(v.count_call) : std::string(v.prefix) + "GetDeviceCount") +
+                 ": no device");
   // The range is per architecture; the runtime reports it for the current device.
   int lowest = 0, highest = 0;
   if (rt.device_get_stream_priority_range != nullptr &&
@@ -140,7 +143,9 @@ DeviceTable enumerate(const Runtime& rt) {
     flagos_device_properties_t& p = d.props;
     p.capability_major = attribute(rt, v.attr_major, i);
     p.capability_minor = attribute(rt, v.attr_minor, i);
-    p.multiprocessor_count = attribute(rt, v.attr_multiprocessors, i);
+    // A runtime with no such attribute (tsingmicro) reports one: torch code
+    // expects a positive count.
+    p.multiprocessor_count = std::max(1, attribute(rt, v.attr_multiprocessors, i));
     p.pci_domain = v.attr_pci_domain >= 0 ? attribute(rt, v.attr_pci_domain, i) : -1;
     p.pci_bus = attribute(rt, v.attr_pci_bus, i);
     p.pci_device = attribute(rt, v.attr_pci_device, i);

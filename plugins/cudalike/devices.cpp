@@ -25,9 +25,12 @@ DeviceTable in_process() {
 }
 
 // The file the runtime was opened from, for the probe to open the same one.
+// An adapter's get_device_count is a translating function of this plugin's
+// own: then the library's path as opened names it.
 std::string runtime_file(const Runtime& r) {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(r.get_device_count), &info) != 0 && info.dli_fname != nullptr)
+  Dl_info info{}, self{};
+  if (dladdr(reinterpret_cast<void*>(r.get_device_count), &info) != 0 && info.dli_fname != nullptr &&
+      (dladdr(reinterpret_cast<void*>(&runtime_file), &self) == 0 || info.dli_fbase != self.dli_fbase))
     return info.dli_fname;
   return r.path;
 }

@@ -32,9 +32,13 @@ void note_block(const void* base, size_t size, Memory memory, int32_t device) {
   blocks()[reinterpret_cast<uintptr_t>(base)] = Block{size, memory, device};
 }
 
-void forget_block(const void* base) {
+size_t forget_block(const void* base) {
   std::lock_guard<std::mutex> lock(blocks_mutex());
-  blocks().erase(reinterpret_cast<uintptr_t>(base));
+  auto it = blocks().find(reinterpret_cast<uintptr_t>(base));
+  if (it == blocks().end()) return 0;
+  const size_t size = it->second.size;
+  blocks().erase(it);
+  return size;
 }
 
 namespace {

@@ -21,9 +21,10 @@ struct Pointer {
   int32_t device = -1;  // for kDevice
 };
 
-// Records a live block [base, base + size) (size > 0), and forgets it.
+// Records a live block [base, base + size) (size > 0), and forgets it,
+// returning its size (0: no block starts at base).
 void note_block(const void* base, size_t size, Memory memory, int32_t device);
-void forget_block(const void* base);
+size_t forget_block(const void* base);
 
 // Never dereferences `p`; any address inside a live block classifies as it.
 Pointer classify(const void* p);

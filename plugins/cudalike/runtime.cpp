@@ -85,23 +85,33 @@ bool open_runtime(const std::string& override_path, Runtime* rt, std::string* wh
                      ? kVendorTorchLibVar
                      : lib.how;
   const std::string prefix = v.prefix;
-  std::string missing;
-#define FLAGOS_CUDALIKE_RESOLVE(member, suffix, required, ret, params)       \
-  resolve(lib.handle, prefix + suffix, &rt->member);                         \
-  if ((required) && rt->member == nullptr && missing.empty()) missing = prefix + suffix;
-  FLAGOS_CUDALIKE_CALLS(FLAGOS_CUDALIKE_RESOLVE)
+  if (v.calls_by_prefix) {
+#define FLAGOS_CUDALIKE_RESOLVE(member, suffix, required, ret, params) \
+  resolve(lib.handle, prefix + suffix, &rt->member);
+    FLAGOS_CUDALIKE_CALLS(FLAGOS_CUDALIKE_RESOLVE)
 #undef FLAGOS_CUDALIKE_RESOLVE
-  if (v.host_alloc_flags >= 0)
+  }
+  if (v.host_alloc != nullptr && v.host_alloc_flags >= 0)
     resolve(lib.handle, v.host_alloc, &rt->host_alloc_flags);
-  else
+  else if (v.host_alloc != nullptr)
     resolve(lib.handle, v.host_alloc, &rt->host_alloc_plain);
-  if (rt->host_alloc_flags == nullptr && rt->host_alloc_plain == nullptr && missing.empty())
-    missing = v.host_alloc;
-  resolve(lib.handle, v.host_free, &rt->host_free);
-  if (rt->host_free == nullptr && missing.empty()) missing = v.host_free;
+  if (v.host_free != nullptr) resolve(lib.handle, v.host_free, &rt->host_free);
   if (v.device_name != nullptr) resolve(lib.handle, v.device_name, &rt->device_name);
   if (v.device_total != nullptr) resolve(lib.handle, v.device_total, &rt->device_total);
   if (v.pointer_attributes != nullptr) resolve(lib.handle, v.pointer_attributes, &rt->pointer_attributes);
+  std::string missing;
+  if (v.adapt != nullptr) {
+    const char* lacking = v.adapt(lib.handle, rt);
+    if (lacking != nullptr) missing = lacking;
+  }
+  // What the adapter left unset is missing under the vendor's own name.
+#define FLAGOS_CUDALIKE_REQUIRE(member, suffix, required, ret, params) \
+  if ((required) && rt->member == nullptr && missing.empty()) missing = prefix + suffix;
+  FLAGOS_CUDALIKE_CALLS(FLAGOS_CUDALIKE_REQUIRE)
+#undef FLAGOS_CUDALIKE_REQUIRE
+  if (v.pinned_host && rt->host_alloc_flags == nullptr && rt->host_alloc_plain == nullptr && missing.empty())
+    missing = v.host_alloc;
+  if (v.pinned_host && rt->host_free == nullptr && missing.empty()) missing = v.host_free;
   if (!missing.empty()) {
     *why = lib.path + " has no " + missing + " (not a " + v.display + " runtime this plugin supports)";
     return false;

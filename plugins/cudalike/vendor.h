@@ -12,6 +12,8 @@
 
 namespace flagos_cudalike {
 
+struct Runtime;
+
 // A vendor error code and the flagos status it means.
 struct ErrorCode {
   int code;
@@ -75,6 +77,26 @@ struct Vendor {
   // the vendor has none and the plugin leaves the extension out.
   LibrarySpec comm = {};
   const char* comm_prefix = nullptr;  // "nccl", "mccl": the prefix of ncclAllReduce and friends
+
+  // A runtime whose calls are not all CUDA-shaped (gcu has no priorities;
+  // ascend, tsingmicro and bpu differ throughout): the vendor file's adapter
+  // fills runtime.h's members from the opened library, each keeping the
+  // CUDA-shaped contract declared there, and returns nullptr, or the first
+  // vendor symbol it needs and the library lacks. It runs after the prefix
+  // resolution (skipped when calls_by_prefix is false, so that a same-named
+  // call of another shape is never taken), once, under the loader's lock.
+  const char* (*adapt)(void* library, Runtime* rt) = nullptr;
+  bool calls_by_prefix = true;
+  // Page-locked host memory exists (FLAGOS_CAP_PINNED_HOST); false: the
+  // adapter leaves host_alloc unset and host_alloc answers UNSUPPORTED.
+  bool pinned_host = true;
+  // The runtime has no streams: the adapter runs every enqueued operation at
+  // the call (bpu). Nothing is ever pending, so the testing extension, whose
+  // delays must leave the caller free while the stream waits, is left out.
+  bool synchronous = false;
+  // The vendor call that counts devices when it is not prefix +
+  // "GetDeviceCount" ("hb_bpu_core_num"): named in the no-device note.
+  const char* count_call = nullptr;
 };
 
 // The variable naming the vendor torch's lib folder. The plugin reads it
@@ -84,6 +106,16 @@ inline constexpr const char* kVendorTorchLibVar = "FLAGOS_VENDOR_TORCH_LIB";
 
 // The vendor this plugin library was linked with.
 const Vendor& vendor();
+
+// Defines vendor() for a table that a function builds (an adapter vendor's:
+// the adapter members come after the aggregate's defaulted ones). Built at
+// first use: the entry table reads it during other files' static
+// initialisation, before a namespace-scope table built by a call would be.
+#define FLAGOS_CUDALIKE_VENDOR_BUILT_BY(make) \
+  const Vendor& vendor() {                    \
+    static const Vendor built = make();       \
+    return built;                             \
+  }
 
 // The CUDA runtime's error numbering (driver_types.h), which HIP, MUSA and
 // MACA mirror for every code listed here.

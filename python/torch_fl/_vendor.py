@@ -29,8 +29,10 @@ NAME = "GEMS_VENDOR"
 # The FlagGems vendor each accelerator plugin maps to. ppu: FlagGems has no
 # PPU backend; PPU's SDK is a CUDA toolkit and its Triton targets it as CUDA,
 # so it takes FlagGems' nvidia backend (as a PPU build of torch is a CUDA
-# build) — unverified on PPU hardware. tsingmicro and bpu have no vendor name
-# here (their plugins do not exist), and so detection for them fails loudly.
+# build) — unverified on PPU hardware. tsingmicro takes FlagGems' own
+# "tsingmicro" (its runtime/backend/_tsingmicro vendor_name). bpu is not a
+# FlagGems platform (no Triton backend; its kernels are hbdk4-compiled
+# models): like the host plugin, nothing is detected or written for it.
 ACCELERATOR_VENDORS: dict[str, str | None] = {
     "cuda": "nvidia",
     "metax": "metax",
@@ -39,8 +41,7 @@ ACCELERATOR_VENDORS: dict[str, str | None] = {
     "musa": "mthreads",
     "gcu": "enflame",
     "ppu": "nvidia",
-    "tsingmicro": None,
-    "bpu": None,
+    "tsingmicro": "tsingmicro",
 }
 
 KNOWN_VENDORS: tuple[str, ...] = tuple(sorted({v for v in ACCELERATOR_VENDORS.values() if v}))

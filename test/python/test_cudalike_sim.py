@@ -22,7 +22,9 @@ from sim_runtimes import SDK_VARS, VENDORS, environment  # noqa: E402
 
 def conformance(env: dict[str, str], plugin: str, tmp_path: Path) -> tuple[int, dict, str]:
     report = tmp_path / "report.json"
-    proc = run_python("", args=["-m", "torch_fl", "conformance", plugin, "--json", str(report)], env=env)
+    # The runner takes plugin options as arguments, never from FLAGOS_PLUGIN_OPTIONS (bpu's runtime=).
+    options = [arg for opt in env.get("FLAGOS_PLUGIN_OPTIONS", "").split(",") if opt for arg in ("--option", opt)]
+    proc = run_python("", args=["-m", "torch_fl", "conformance", plugin, "--json", str(report), *options], env=env)
     return proc.returncode, json.loads(report.read_text()), proc.stdout + proc.stderr
 
 
@@ -33,7 +35,24 @@ def checks(report: dict, result: str) -> list[tuple[str, str, str]]:
 
 # The communicator library each vendor table names first (vendors/<name>.cpp).
 COMM_LIBRARY = {"cuda": "no libnccl.so.2 found", "ppu": "no libnccl.so.2 found", "dcu": "no librccl.so.1 or",
-                "metax": "no libmccl.so found", "musa": "no libmccl.so or libmccl.so.2 found"}
+                "metax": "no libmccl.so found", "musa": "no libmccl.so or libmccl.so.2 found",
+                # None: no NCCL-shaped library at all (HCCL is not), so the extension is left out.
+                "ascend": None,
+                # None: TCCL, the Kuiper SDK's collectives, is not wired to this layer.
+                "tsingmicro": None,
+                # None: the BPU runs compiled models; it has no communicator library.
+                "bpu": None,
+                # None: ECCL, Enflame's collectives, is not wired to this layer.
+                "gcu": None}
+NO_COMM = "the plugin does not provide the collectives extension"
+
+# The simulated runtimes have 2 devices (SIMRT_DEVICES); all BPU cores are one device.
+DEVICES = {"bpu": 1}
+# What a vendor lacks, and the checks that need it: bpu has no page-locked
+# memory, one device (no peers, nothing per-device to tell apart), and no
+# streams, so nothing is ever pending for the testing extension to delay.
+VENDOR_SKIPS = {"bpu": ("does not declare FLAGOS_CAP_PINNED_HOST", "needs 2 devices, the plugin reports 1",
+                        "the plugin does not provide the testing extension")}
 
 # Guard pages for every vendor; plain memory once (the same code otherwise).
 CONFORMANCE_RUNS = [(vendor, True) for vendor in VENDORS] + [("cuda", False)]
@@ -47,17 +66,22 @@ def test_conformance_passes_every_group(vendor, guard, simrt, tmp_path):
     env = environment(simrt, vendor, **({"SIMRT_GUARD": "1"} if guard else {}))
     rc, report, output = conformance(env, vendor, tmp_path)
     assert rc == 0 and not checks(report, "fail"), checks(report, "fail") or output[-3000:]
-    assert report["devices"] == 2
+    assert report["devices"] == DEVICES.get(vendor, 2)
     # Every check ran but those for host-addressable memory, device-less runs,
     # the collectives extension, whose library (NCCL, RCCL, MCCL) has no
     # simulated twin: each of its checks says which library was searched where,
     # and graphs, which the simulated runtimes do not capture.
     allowed = ("does not declare FLAGOS_CAP_HOST_ADDRESSABLE", "pass --option devices=0",
                "communicator library is unavailable", "no graph capture")
+    allowed += (NO_COMM,) if COMM_LIBRARY[vendor] is None else ()
+    allowed += VENDOR_SKIPS.get(vendor, ())
     assert [c for c in checks(report, "skip") if not any(a in c[2] for a in allowed)] == []
     collectives = [c for c in checks(report, "skip") if c[0] == "collectives"]
-    assert len(collectives) == 11 and all(COMM_LIBRARY[vendor] in c[2] for c in collectives), collectives
+    want = COMM_LIBRARY[vendor] or NO_COMM
+    assert len(collectives) == 11 and all(want in c[2] for c in collectives), collectives
 
+
+BPU_DIRTY_RULE = "hbUCPMemFlush: INVALIDATE over CPU writes that were never CLEANed discards them"
 
 # Plugins built from the real runtime layer with one wrong table value each
 # (test/fake_plugins): the fixture, its simulated runtime, and the rule text
@@ -74,6 +98,25 @@ BROKEN_TABLES = [
     # hipStreamNonBlocking and hipEventDisableTiming swapped.
     ("dcu_swapped_stream_event_flags", "dcu",
      "hipStreamCreateWithPriority: flags 0x2 are not valid stream flags (mask 0x1)"),
+    # ACL's destMax passed as count - 1.
+    ("ascend_short_dest_max", "ascend", "aclrtMemcpyAsync: destMax ("),
+    # Unaligned on-chip D2D copies handed to aclrtMemcpyAsync unstaged.
+    ("ascend_unstaged_d2d", "ascend",
+     "aclrtMemcpyAsync: on-chip device-to-device copies need 64-byte aligned src and dst"),
+    # Every event created without ACL_EVENT_TIME_LINE.
+    ("ascend_untimed_events", "ascend",
+     "aclrtEventElapsedTime: both events must be created with ACL_EVENT_TIME_LINE to be timed"),
+    # aclInit called only where devices are counted (the probe's process).
+    ("ascend_no_acl_init", "ascend", "aclrtGetDevice: aclInit must be called before any other AscendCL call"),
+    # Host-to-device copies sent as txMemcpyHostToHost, which txMemcpyAsync rejects.
+    ("tsingmicro_h2d_as_host_to_host", "tsingmicro",
+     "txMemcpyAsync: host-to-host copies (txMemcpyHostToHost, kind 0) are rejected"),
+    # Device-to-device copies sent as CUDA's cudaMemcpyDefault (4).
+    ("tsingmicro_cuda_default_kind", "tsingmicro", "txMemcpyAsync: kind 4 is not a txMemcpyKind (0..3)"),
+    # No CLEAN after the CPU writes device memory: the next INVALIDATE would discard the writes.
+    ("bpu_skips_clean", "bpu", BPU_DIRTY_RULE),
+    # A third-party stub's flush flags (CLEAN = 1, INVALIDATE = 2): every "CLEAN" discards the writes.
+    ("bpu_stub_flag_values", "bpu", BPU_DIRTY_RULE),
 ]
 
 
@@ -85,6 +128,18 @@ def test_a_wrong_table_value_fails_conformance_naming_the_rule(fixture, vendor, 
     failed = checks(report, "fail")
     assert rc != 0 and failed
     assert any(rule in detail for _, _, detail in failed), failed
+    assert any(line.startswith(f"[simrt] {rule}") for line in output.splitlines()), output[-3000:]
+
+
+def test_a_bpu_read_without_invalidate_gets_stale_data_and_the_rule(simrt, test_plugin_dir, tmp_path):
+    # A read breaks no call's argument: the simulated libhbucp.so catches the
+    # access to a block the device owns, names the rule, and serves stale
+    # bytes, which the copy checks then find.
+    lib = test_plugin_dir / "bpu_skips_invalidate" / "libflagos_bpu_skips_invalidate.so"
+    rc, report, output = conformance(environment(simrt, "bpu"), str(lib), tmp_path)
+    failed = checks(report, "fail")
+    assert rc != 0 and any("round trip" in detail and "0xa5" in detail for _, _, detail in failed), failed
+    rule = "hbUCPMemFlush: the CPU accessed a block the device owns with no INVALIDATE since its last CLEAN"
     assert any(line.startswith(f"[simrt] {rule}") for line in output.splitlines()), output[-3000:]
 
 
@@ -156,17 +211,23 @@ def test_ppu_searches_only_its_sdk(simrt):
 
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_devices_and_properties_come_from_scalar_getters(vendor, simrt):
-    proc = run_python("""
+    last = DEVICES.get(vendor, 2) - 1
+    proc = run_python(f"""
         import json, torch, torch_fl
-        p = torch_fl.flagos.get_device_properties(1)
-        x = torch.arange(6.0, device="flagos:1").reshape(2, 3)
+        p = torch_fl.flagos.get_device_properties({last})
+        x = torch.arange(6.0, device="flagos:{last}").reshape(2, 3)
         print(json.dumps([torch_fl.flagos.device_count(), p.name, p.total_memory, p.capabilities,
                           (x * 2).sum().item(), str((x + 1).device)]))
     """, env=environment(simrt, vendor, SIMRT_NAME="Sim Device", SIMRT_MEMORY_MB="512"), check=True)
     count, name, total, caps, total_sum, device = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert (count, name, total, total_sum, device) == (2, "Sim Device", 512 << 20, 30.0, "flagos:1")
+    # TsingMicro names a device only inside a properties struct: the plugin gives a generic name.
+    want, memory = ("TsingMicro TX8 device 1" if vendor == "tsingmicro" else "Sim Device"), 512 << 20
+    if vendor == "bpu":  # no name call, and no memory call: the machine's physical memory
+        want, memory = "Horizon Robotics BPU device 0", os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert (count, name, total, total_sum, device) == (last + 1, want, memory, 30.0, f"flagos:{last}")
     # Device memory is never host-addressable: the core's real copy paths run.
-    assert "host_addressable" not in caps and {"pinned_host", "event_timing"} <= set(caps)
+    assert "host_addressable" not in caps and "event_timing" in caps
+    assert ("pinned_host" in caps) == (vendor != "bpu")
     assert ("cuda_abi" in caps) == (vendor in ("cuda", "ppu"))
 
 

@@ -183,7 +183,7 @@ def test_an_unknown_gems_vendor_raises_at_import_naming_the_valid_ones():
     proc = run_python("import torch_fl", env={**BASE, "GEMS_VENDOR": "nvidai"})
     assert proc.returncode != 0
     assert ("RuntimeError: [flagos] GEMS_VENDOR='nvidai' is not a vendor torch_fl can configure; "
-            "valid values: ascend, enflame, hygon, metax, mthreads, nvidia") in proc.stderr
+            "valid values: ascend, enflame, hygon, metax, mthreads, nvidia, tsingmicro") in proc.stderr
 
 
 @pytest.mark.parametrize("exported", ["nvidia", "", None])
@@ -205,15 +205,9 @@ def test_gems_vendor_detection_for_accelerator_plugins():
         from torch_fl import _vendor
         print(_vendor.configure("cuda"), os.environ["GEMS_VENDOR"])
         del os.environ["GEMS_VENDOR"]
-        try:
-            _vendor.configure("tsingmicro")
-        except RuntimeError as e:
-            print(e)
-        print(os.environ.get("GEMS_VENDOR"))
+        print(_vendor.configure("tsingmicro"), os.environ["GEMS_VENDOR"])
+        del os.environ["GEMS_VENDOR"]
+        # bpu is not a FlagGems platform: nothing detected, nothing written.
+        print(_vendor.configure("bpu"), os.environ.get("GEMS_VENDOR"))
     """, env=BASE, check=True)
-    assert proc.stdout.splitlines() == [
-        "nvidia nvidia",
-        "[flagos] cannot detect the FlagGems vendor for the tsingmicro plugin; set GEMS_VENDOR to one of: "
-        "ascend, enflame, hygon, metax, mthreads, nvidia",
-        "None",
-    ]
+    assert proc.stdout.splitlines() == ["nvidia nvidia", "tsingmicro tsingmicro", "None None"]

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -133,6 +134,7 @@ TEST_CASE("exports: real SONAMEs, no properties structs, metax has no cuda*") {
       {"dcu/hip/lib/libgalaxyhip.so.5", "libgalaxyhip.so.5", "hip"},
       {"musa/lib/libmusart.so", "libmusart.so", "musa"},
       {"musa/lib/libmusa.so", "libmusa.so", "mu"},
+      {"tsingmicro/lib/libhpgr.so", "libhpgr.so", "tx"},
   };
   for (const Lib& l : libs) {
     INFO(l.path);
@@ -150,6 +152,32 @@ TEST_CASE("exports: real SONAMEs, no properties structs, metax has no cuda*") {
   for (const std::string& s : mc.symbols) CHECK(s.rfind("cuda", 0) != 0);
   CHECK(mc.symbols.count("mcMallocHost") == 1);
   CHECK(dyn_info(root() + "/cuda/lib64/libcuda.so.1").symbols.count("cuDeviceTotalMem_v2") == 1);
+}
+
+TEST_CASE("tsingmicro: tx* shapes without flags or priorities, host-to-host copies rejected") {
+  DynInfo info = dyn_info(root() + "/tsingmicro/lib/libhpgr.so");
+  for (const char* absent : {"txStreamCreateWithPriority", "txDeviceGetStreamPriorityRange", "txStreamCreateWithFlags",
+                             "txEventCreateWithFlags", "txMemcpyPeerAsync", "txDeviceGetAttribute"})
+    CHECK(info.symbols.count(absent) == 0);
+  void* lib = dlopen((root() + "/tsingmicro/lib/libhpgr.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lib != nullptr);
+  auto count = reinterpret_cast<int (*)(uint32_t*)>(symbol(lib, "txGetDeviceCount"));
+  auto alloc = reinterpret_cast<int (*)(void**, uint64_t)>(symbol(lib, "txMalloc"));
+  auto copy = reinterpret_cast<int (*)(void*, const void*, uint64_t, int)>(symbol(lib, "txMemcpy"));
+  auto text = reinterpret_cast<const char* (*)(int)>(symbol(lib, "txGetErrorString"));
+  uint32_t n = 0;
+  REQUIRE(count(&n) == 0);
+  CHECK(n == 2);
+  char host[64] = {1}, back[64] = {};
+  void* d = nullptr;
+  REQUIRE(alloc(&d, sizeof host) == 0);
+  int rc = copy(back, host, sizeof host, kH2H);
+  CHECK(rc == 0x42000001);
+  CHECK(std::string(text(rc)).rfind("txMemcpy: host-to-host copies (txMemcpyHostToHost, kind 0) are rejected", 0) == 0);
+  CHECK(copy(d, host, sizeof host, kH2D) == 0);
+  CHECK(copy(back, d, sizeof back, kD2H) == 0);
+  CHECK(back[0] == 1);
+  CHECK(copy(d, d, sizeof host, 4) == 0x42000001);  // no "default" kind
 }
 
 TEST_CASE("scenarios in their own process: SIMRT_FAIL, no devices, memory cap, guard, driver") {

@@ -65,6 +65,21 @@ SIMRT_API int peek_at_last_error(const Vendor&);
 SIMRT_API const char* get_error_name(const Vendor&, int code);
 SIMRT_API const char* get_error_string(const Vendor&, int code);
 
+// For vendors whose calls are not CUDA-shaped (ascend, tsingmicro, bpu:
+// api_native.cpp). Their export files translate onto the entry points above
+// and enforce the vendor's own rules through these two.
+// The checks every call makes first (fork, host-function re-entry, SIMRT_FAIL):
+// true with the code to return at once when one applies.
+SIMRT_API bool call_blocked(const Vendor&, const char* symbol, int* code);
+// A rule of the vendor's own that the call breaks: reported as every engine
+// rule is (last error, one stderr line, the text for GetErrorString); returns e's code.
+SIMRT_API int rule_violation(const Vendor&, const char* symbol, Err e, const char* text);
+// Where [ptr, ptr + n) lies, for a vendor whose copy call names no devices
+// (ACL's D2D memcpy between devices): the ordinal of the device whose live
+// allocation holds it, -1 for host memory, -2 for neither (the copy entry
+// points then report why). A query only: no Call, no fault injection.
+SIMRT_API int pointer_device(const Vendor&, const void* ptr, size_t n);
+
 // Driver library (api_driver.cpp).
 SIMRT_API int driver_init(const Vendor&, const char*, unsigned flags);
 SIMRT_API int driver_device_get_count(const Vendor&, const char*, int* count);
