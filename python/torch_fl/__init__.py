@@ -11,8 +11,11 @@ Import sequence (each step one concern):
      report a device;
   4. validate GEMS_VENDOR for that plugin (torch_fl._vendor), check that
      the build and the import agree on FLAGOS_DCU_VENDOR_CORE
-     (torch_fl._dcu_pairing) and report a FLAGOS_METAX_CUDART_SHIM that
-     came too late (torch_fl._before_torch), then install
+     (torch_fl._dcu_pairing), report a FLAGOS_METAX_CUDART_SHIM that
+     came too late (torch_fl._before_torch) and, on ascend, check
+     FLAGOS_USE_FLAGTREE (torch_fl.compile); fill the vendor variables the
+     platform's stack reads (torch_fl._platform_env: TRITON_ENABLE_TASKQUEUE
+     on ascend, HB_DNN_USER_DEFINED_L2M_SIZES on bpu), then install
      the routing table (torch_fl._routing): the conf in use
      (backend_config_path()), FlagGems' operators when available,
      FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND; the whole conf is checked
@@ -20,7 +23,8 @@ Import sequence (each step one concern):
   5. name PrivateUse1 "flagos", register torch.flagos, generate the
      tensor/module/storage ``.flagos()`` methods (torch_fl._device), keep
      tied parameters tied across Module.to("flagos") (torch_fl._compat),
-     relax framework device gates such as flex_attention's (torch_fl.compat),
+     relax framework device gates such as flex_attention's, and on gcu and
+     ascend keep diffusers' Qwen-Image rope off complex operands (torch_fl.compat),
      answer torch.cuda's device queries from flagos where FLAGOS_METAX_COMPAT
      asks (torch_fl._cuda_queries), and
      register the "flagos" torch.distributed backend (torch_fl.distributed)
@@ -44,7 +48,7 @@ import sys
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
 from torch_fl import _C, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor, distributed
-from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, compat
+from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, _platform_env, compat
 from torch_fl import compile as _compile
 from torch_fl._plugins import entry_point_candidates
 
@@ -136,12 +140,14 @@ def _initialize() -> None:
     vendor, fill_vendor = _vendor.resolve(plugin["name"])
     _dcu_pairing.check(plugin["name"])
     _before_torch.check()
+    _compile.check_flagtree(plugin["name"])
+    _platform_env.fill(plugin["name"])  # before FlagGems imports the vendor's Triton
     _flaggems.load()
     _check_forced_backend()
     _routing.install()  # the core resolves the whole conf before registering a kernel
     _device.register()
     _compat.install()
-    compat.install()
+    compat.install(plugin["name"])
     _cuda_queries.install(plugin["name"])
     distributed.register()
     _compile.install(plugin["name"])

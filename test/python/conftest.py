@@ -22,7 +22,8 @@ from sim_runtimes import simrt_dir  # noqa: E402
 # "set if unset"): a test module importing torch_fl in this process must not
 # hand its values to the fresh interpreters as if a user had exported them.
 _SET_BY_IMPORT = ("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "TORCHINDUCTOR_COMPILE_THREADS", "GEMS_VENDOR",
-                  "TORCH_DEVICE_BACKEND_AUTOLOAD", "FLAGCX_TORCH_BACKEND")
+                  "TORCH_DEVICE_BACKEND_AUTOLOAD", "FLAGCX_TORCH_BACKEND", "TRITON_ENABLE_TASKQUEUE",
+                  "HB_DNN_USER_DEFINED_L2M_SIZES")
 _EXPORTED_AT_START = {k: os.environ[k] for k in _SET_BY_IMPORT if k in os.environ}
 
 

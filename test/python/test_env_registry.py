@@ -107,7 +107,8 @@ def test_the_doc_covers_the_whole_spec_surface(doc_text):
     parsed = parse_doc(doc_text)
     # 54 owned names of the spec + FLAGOS_OP_<name> + torch_fl's two plugin variables.
     assert len(parsed["owned"]) == 57
-    assert len(parsed["foreign"]) == 24
+    # 24 of the spec + KUIPER_PATH, the TsingMicro SDK root the plugin searches.
+    assert len(parsed["foreign"]) == 25
     assert len(parsed["retired"]) == 27
 
 

@@ -26,9 +26,7 @@ const std::vector<Variable>& variables() {
        "tsingmicro, dcu, gcu, musa, or bpu. Read by setup.py alone — the wheel records "
        "it in _build_config.py, and that record, not a re-export, is what every "
        "run-time reader consults",
-       "build",
-       "the ascend, tsingmicro, gcu and bpu plugins (cuda, ppu, metax, dcu and musa build on every "
-       "machine from include/ alone; ppu, metax, dcu and musa have run on simulated runtimes only)"},
+       "build", ""},
       {"FLAGOS_BUILD_VENDOR", Scope::Build, Type::Bool, "1", "ON, OFF on metax", "",
        "Compile the accelerator vendor's native kernels (a no-op where the vendor "
        "ships none: cuda, dcu, ppu, bpu). TsingMicro builds its host-draw RNG kernels "
@@ -215,7 +213,7 @@ const std::vector<Variable>& variables() {
        "to; set 1 to measure that difference. This is a capability switch, not a route "
        "switch: it changes which rotation diffusers calls, not which backend serves "
        "any operator — see the Qwen-Image note below",
-       "vendor-shims", "gcu and ascend plugins"},
+       "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_DIST_FORCE_NCCL", Scope::Test, Type::Bool, "0", "0 (off)", "",
        "In the manual MetaX distributed tests, skip FlagCX and use NCCL",
        "vendor-shims", "distributed (metax plugin tests)"},
@@ -275,33 +273,33 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_BPU_MARCH", Scope::Runtime, Type::Enum, "nash-p", "nash-p", "nash-p,nash-e,nash-m",
        "BPU micro-architecture. nash-p is the BPU, nash-e the S100 and nash-m the "
        "S100P",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
       {"FLAGOS_BPU_CACHE", Scope::Runtime, Type::Path, "~/.cache/torch_fl_bpu", "~/.cache/torch_fl_bpu", "",
        "Directory holding the BPU compiler cache",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
       {"FLAGOS_BPU_QUANTIZE", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "Quantize BPU kernels. Without it hbdk4 keeps conv in float and lowers it to "
        "the CPU, so the BPU never runs the heavy work",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
       {"FLAGOS_BPU_ACT_SCALE", Scope::Runtime, Type::Float, "0.05", "0.05", "",
        "Fallback activation scale for tensors with no calibration entry",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
       {"FLAGOS_BPU_MLIR_LIBS", Scope::Runtime, Type::Path, "", "Unset", "",
        "Directory of the BPU MLIR plugin libraries (libhbtl.so), preloaded by the x86 "
        "compile driver",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
       {"FLAGOS_BPU_X86_PYTHON", Scope::Runtime, Type::Path, "", "Unset", "",
        "An x86_64 CPython with hbdk4 installed, run under an emulator: hbdk4 ships "
        "x86_64-only wheels",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
       {"FLAGOS_BPU_X86_EMULATOR", Scope::Runtime, Type::Path, "", "Unset", "",
        "BPU x86_64 emulator binary. Useful because the distro box64 is usually too old "
        "for hbdk4, or the user has one that is not in PATH",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
       {"FLAGOS_BPU_X86_STUBS", Scope::Runtime, Type::Path, "", "<x86 python prefix>/../stubs", "",
        "Directory of import-only stand-ins for numba and torch, which hbdk4's ONNX "
        "entry point imports unconditionally",
-       "bpu", "bpu plugin"},
+       "bpu", "", "simulated runtime only"},
   };
   return table;
 }
@@ -368,6 +366,9 @@ const std::vector<Foreign>& foreign() {
       {"ASCEND_HOME", "", "Huawei CANN", Direction::Read, "Read",
        "CANN toolkit path for Ascend NPU builds "
        "(/usr/local/Ascend/ascend-toolkit/latest)"},
+      {"KUIPER_PATH", "", "TsingMicro Kuiper", Direction::Read, "Read",
+       "Kuiper SDK path for TsingMicro (/usr/local/kuiper); the tsingmicro plugin "
+       "searches $KUIPER_PATH/lib for libhpgr.so"},
       {"MUSA_HOME", "", "Moore Threads", Direction::Read, "Read",
        "MUSA toolkit path (/usr/local/musa)"},
       {"MACA_PATH", "MACA_HOME", "MetaX", Direction::Read, "Read",

@@ -8,7 +8,8 @@ happen when its torch module first loads:
   - torch._inductor.compile_fx: flagos graphs get the plugin's codegen path
     (backend.wrap_compile_fx), whichever backend name reached Inductor; the
     Triton codegen of CUDA-ABI plugins is registered at the first of them.
-It also sets the compile variables the spec gives torch_fl (_environment).
+It also sets the compile variables the spec gives torch_fl (_environment);
+``check_flagtree()``, an import-time check, asks for FlagTree on ascend.
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ def install(plugin_name: str) -> None:
     after_import("torch._dynamo.device_interface", _register_interface)
     after_import("torch._dynamo.backends.registry", _register_backend)
     after_import("torch._inductor.compile_fx", _wrap_compile_fx)
+
+
+def check_flagtree(plugin_name: str) -> None:
+    """FLAGOS_USE_FLAGTREE=1 checked at import where Triton is FlagTree's
+    (compile._environment.FLAGTREE_PLATFORMS); elsewhere at the first compile."""
+    from torch_fl.compile import _environment
+    _environment.check_flagtree_at_import(plugin_name)
 
 
 def codegen(device: int = 0) -> str | None:

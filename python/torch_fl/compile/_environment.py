@@ -53,6 +53,22 @@ def flagtree_problem() -> str | None:
             f"{where}; distributions: {', '.join(sorted(names)) or 'none'}) is not FlagTree")
 
 
+# Platforms whose Triton is FlagTree's build for the vendor: there Triton
+# launches FlagGems' eager kernels from the first operator, not only what
+# torch.compile generates, so a Triton that is not FlagTree is refused at
+# import instead of at the first compile.
+FLAGTREE_PLATFORMS = ("ascend",)
+
+
+def check_flagtree_at_import(plugin_name: str | None) -> None:
+    if plugin_name not in FLAGTREE_PLATFORMS:
+        return
+    problem = flagtree_problem()
+    if problem:
+        raise RuntimeError(f"[flagos] {problem}; the {plugin_name} plugin's Triton kernels "
+                           "need FlagTree's build (unset FLAGOS_USE_FLAGTREE to skip the check)")
+
+
 def triton_distributions() -> dict[str, str]:
     """Installed distributions naming Triton or FlagTree: lowercased name -> version."""
     from importlib import metadata
