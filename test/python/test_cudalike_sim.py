@@ -131,6 +131,15 @@ def test_a_wrong_table_value_fails_conformance_naming_the_rule(fixture, vendor, 
     assert any(line.startswith(f"[simrt] {rule}") for line in output.splitlines()), output[-3000:]
 
 
+def test_a_gcu_table_asking_for_stream_priorities_names_the_missing_call(simrt, test_plugin_dir):
+    # TopsRider exports no priority calls (the simulated libtopsrt.so hides
+    # them): a table without the adapter that avoids them refuses the runtime.
+    lib = test_plugin_dir / "gcu_priority_streams" / "libflagos_gcu_priority_streams.so"
+    proc = run_python("import torch_fl", env=environment(simrt, "gcu", FLAGOS_PLUGIN=str(lib)))
+    assert proc.returncode != 0
+    assert "has no topsStreamCreateWithPriority" in proc.stderr, proc.stderr[-2000:]
+
+
 def test_a_bpu_read_without_invalidate_gets_stale_data_and_the_rule(simrt, test_plugin_dir, tmp_path):
     # A read breaks no call's argument: the simulated libhbucp.so catches the
     # access to a block the device owns, names the rule, and serves stale
