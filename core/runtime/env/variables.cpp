@@ -127,7 +127,7 @@ const std::vector<Variable>& variables() {
        "full activates framework compatibility hooks during import; minimal leaves "
        "those hooks for explicit activation. FlagTree, FlagGems, and FlagCX remain "
        "required in both profiles",
-       "routing", "compat shims (framework hooks)"},
+       "routing", ""},
       {"FLAGOS_LOG", Scope::Runtime, Type::List, "", "No default (all off)", "dispatch,fallback,op_cache,plugin",
        "Comma-separated stderr diagnostics: dispatch (backend chosen per operator), "
        "fallback (each cpu_fallback dispatch), op_cache (Ascend operator-cache "

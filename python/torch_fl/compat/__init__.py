@@ -6,6 +6,9 @@ framework's module to load, so ``import torch_fl`` imports none of them.
   flex_attention   every plugin;
   qwen_image_rope  the gcu and ascend plugins, whose stacks serve (gcu) or
                    build (ascend) diffusers' complex rotary operands badly.
+
+FLAGOS_STARTUP_PROFILE=minimal leaves them out of the import; ``activate()``
+installs them later, for the same plugin, as the full profile would have.
 """
 
 from __future__ import annotations
@@ -16,10 +19,38 @@ from torch_fl._after_import import after_import
 QWEN_IMAGE_ROPE_PLATFORMS = ("gcu", "ascend")
 
 
+_plugin: str | None = None
+_installed = False
+
+
 def install(plugin_name: str | None = None) -> None:
+    """The import step: installs the shims in the full profile; in the
+    minimal one only remembers the plugin they are for."""
+    global _plugin
+    _plugin = plugin_name
+    if _env.get("FLAGOS_STARTUP_PROFILE") != "minimal":
+        activate()
+
+
+def activate() -> list[str]:
+    """Installs the framework shims (once) and returns their names: what the
+    full profile does at import, for a process started with the minimal one."""
+    global _installed
+    names = []
     if not _env.get("FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT"):
+        names.append("flex_attention")
+    if _plugin in QWEN_IMAGE_ROPE_PLATFORMS and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE"):
+        names.append("qwen_image_rope")
+    if not _installed:
+        _installed = True
+        _install(names)
+    return names
+
+
+def _install(names: list[str]) -> None:
+    if "flex_attention" in names:
         from torch_fl.compat import flex_attention
         after_import("torch.nn.attention.flex_attention", flex_attention.relax_device_gate)
-    if plugin_name in QWEN_IMAGE_ROPE_PLATFORMS and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE"):
+    if "qwen_image_rope" in names:
         from torch_fl.compat import qwen_image_rope
         after_import(qwen_image_rope.MODULE, qwen_image_rope.install)
