@@ -6,45 +6,32 @@ Rules:
   valid ones, at ``import torch_fl``, instead of being passed on;
 - an explicit value, including an empty one ("not this vendor"), is never
   overridden;
-- unset, it is filled from the active plugin's accelerator. An accelerator
-  plugin whose vendor torch_fl cannot name raises: it never silently picks one.
+- unset, it is filled with the FlagGems vendor the active plugin declares
+  beside its library (libflagos_<name>.toml, ``[flaggems] vendor = "..."``):
+  a vendor plugin brings this knowledge itself, and torch_fl names no vendor.
 
-Decision (host and third-party plugins): the host plugin is not a FlagGems
-platform (FlagGems' kernels are Triton kernels for an accelerator; the host
-"device" is host RAM), so with the host plugin active and GEMS_VENDOR unset
-nothing is detected, nothing is written, and nothing raises. The same holds
-for any plugin that is not one of the nine accelerators. Whether FlagGems can
-then be used at all is for the routing layer to report when a FlagGems route
-is first resolved.
+A plugin that declares none is not a FlagGems platform: the host plugin
+(FlagGems' kernels are Triton kernels for an accelerator; the host "device"
+is host RAM), bpu (no Triton backend: its kernels are hbdk4-compiled models),
+a third-party plugin without the declaration. With one of them active and
+GEMS_VENDOR unset nothing is detected, written or raised; whether FlagGems can
+be used at all is for the routing layer to report when a FlagGems route is
+first resolved.
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
+from pathlib import Path
 
 from torch_fl import _env
 
 NAME = "GEMS_VENDOR"
 
-# The FlagGems vendor each accelerator plugin maps to. ppu: FlagGems has no
-# PPU backend; PPU's SDK is a CUDA toolkit and its Triton targets it as CUDA,
-# so it takes FlagGems' nvidia backend (as a PPU build of torch is a CUDA
-# build) — unverified on PPU hardware. tsingmicro takes FlagGems' own
-# "tsingmicro" (its runtime/backend/_tsingmicro vendor_name). bpu is not a
-# FlagGems platform (no Triton backend; its kernels are hbdk4-compiled
-# models): like the host plugin, nothing is detected or written for it.
-ACCELERATOR_VENDORS: dict[str, str | None] = {
-    "cuda": "nvidia",
-    "metax": "metax",
-    "dcu": "hygon",
-    "ascend": "ascend",
-    "musa": "mthreads",
-    "gcu": "enflame",
-    "ppu": "nvidia",
-    "tsingmicro": "tsingmicro",
-}
-
-KNOWN_VENDORS: tuple[str, ...] = tuple(sorted({v for v in ACCELERATOR_VENDORS.values() if v}))
+# FlagGems' vendor names (its runtime/backend/_<vendor> packages) that the
+# plugins here declare: the values an explicit GEMS_VENDOR may take.
+KNOWN_VENDORS: tuple[str, ...] = ("ascend", "enflame", "hygon", "metax", "mthreads", "nvidia", "tsingmicro")
 
 
 def validate(value: str) -> str:
@@ -55,26 +42,46 @@ def validate(value: str) -> str:
     return value
 
 
+def declared_vendor(library: str | os.PathLike) -> str | None:
+    """The FlagGems vendor the plugin at `library` declares beside it, or None."""
+    manifest = Path(library).with_suffix(".toml")
+    try:
+        with open(manifest, "rb") as f:
+            table = tomllib.load(f)
+    except FileNotFoundError:
+        return None
+    except tomllib.TOMLDecodeError as e:
+        raise RuntimeError(f"[flagos] {manifest}: {e}") from None
+    vendor = table.get("flaggems", {}).get("vendor")
+    if vendor is not None and not isinstance(vendor, str):
+        raise RuntimeError(f"[flagos] {manifest}: [flaggems] vendor must be a string, not {vendor!r}")
+    return vendor or None
+
+
+def _library_of(plugin_name: str) -> str | None:
+    from torch_fl import _C
+    from torch_fl._plugins import entry_point_candidates
+    active = _C.active_plugin()
+    if active is not None and active["name"] == plugin_name:
+        return active["path"]
+    return next((p["path"] for p in _C.discover(entry_point_candidates()) if p["name"] == plugin_name), None)
+
+
 def resolve(plugin_name: str | None) -> tuple[str | None, bool]:
-    """The vendor in effect for `plugin_name`'s accelerator (None: no FlagGems
-    vendor) and whether torch_fl must fill it in. Raises on an explicit value
-    it cannot pass on, or a vendor it cannot name; writes nothing."""
+    """The vendor in effect for `plugin_name` (None: no FlagGems vendor) and
+    whether torch_fl must fill it in. Raises on an explicit value it cannot
+    pass on, or a declaration it cannot read; writes nothing."""
     explicit = os.environ.get(NAME)
     if explicit is not None:
         return (validate(explicit) if explicit else None), False
-    if plugin_name not in ACCELERATOR_VENDORS:
-        return None, False  # host or a third-party plugin: not a FlagGems platform
-    vendor = ACCELERATOR_VENDORS[plugin_name]
-    if vendor is None:
-        raise RuntimeError(
-            f"[flagos] cannot detect the FlagGems vendor for the {plugin_name} plugin; "
-            f"set {NAME} to one of: {', '.join(KNOWN_VENDORS)}")
-    return vendor, True
+    library = _library_of(plugin_name) if plugin_name else None
+    vendor = declared_vendor(library) if library else None
+    return vendor, vendor is not None
 
 
 def configure(plugin_name: str | None) -> str | None:
-    """Validates an explicit GEMS_VENDOR, or fills it for `plugin_name`'s
-    accelerator. Returns the vendor in effect (None: no FlagGems vendor)."""
+    """Validates an explicit GEMS_VENDOR, or fills it with what `plugin_name`
+    declares. Returns the vendor in effect (None: no FlagGems vendor)."""
     vendor, fill = resolve(plugin_name)
     if fill:
         _env.set_foreign(NAME, vendor)

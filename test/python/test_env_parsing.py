@@ -199,6 +199,17 @@ def test_gems_vendor_with_the_host_plugin(exported):
     assert flagos_lines(proc.stderr) == []
 
 
+def test_gems_vendor_comes_from_the_plugins_declaration(tmp_path):
+    from torch_fl import _vendor
+    lib = tmp_path / "libflagos_acme.so"
+    assert _vendor.declared_vendor(lib) is None  # no manifest: not a FlagGems platform
+    lib.with_suffix(".toml").write_text('[requires]\nany_path = ["/"]\n\n[flaggems]\nvendor = "acme"\n')
+    assert _vendor.declared_vendor(lib) == "acme"
+    lib.with_suffix(".toml").write_text("[flaggems]\nvendor = 3\n")
+    with pytest.raises(RuntimeError, match=r"\[flaggems\] vendor must be a string"):
+        _vendor.declared_vendor(lib)
+
+
 def test_gems_vendor_detection_for_accelerator_plugins():
     proc = run_python("""
         import os, torch_fl
