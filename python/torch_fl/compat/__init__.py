@@ -20,7 +20,7 @@ QWEN_IMAGE_ROPE_PLATFORMS = ("gcu", "ascend")
 
 
 _plugin: str | None = None
-_installed = False
+_installed: set[str] = set()
 
 
 def install(plugin_name: str | None = None) -> None:
@@ -33,17 +33,16 @@ def install(plugin_name: str | None = None) -> None:
 
 
 def activate() -> list[str]:
-    """Installs the framework shims (once) and returns their names: what the
-    full profile does at import, for a process started with the minimal one."""
-    global _installed
+    """Installs the framework shims for the plugin (each once) and returns
+    their names: what the full profile does at import, for a process started
+    with the minimal one."""
     names = []
     if not _env.get("FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT"):
         names.append("flex_attention")
     if _plugin in QWEN_IMAGE_ROPE_PLATFORMS and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE"):
         names.append("qwen_image_rope")
-    if not _installed:
-        _installed = True
-        _install(names)
+    _install([n for n in names if n not in _installed])
+    _installed.update(names)
     return names
 
 
