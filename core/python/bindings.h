@@ -12,6 +12,7 @@ void bind_routing(pybind11::module_& m);
 void bind_distributed(pybind11::module_& m);  // the "flagos" backend's gloo tiers
 void bind_compile(pybind11::module_& m);  // the compile backend's host path
 void bind_graphs(pybind11::module_& m);   // graph capture (torch.flagos.FlagosGraph)
+void bind_autograd(pybind11::module_& m);  // the accelerator autograd sees (torch_fl._autograd)
 void bind_testing(pybind11::module_& m);  // suite-only hooks (testing extension)
 
 }  // namespace flagos::python

@@ -15,5 +15,6 @@ PYBIND11_MODULE(_C, m) {
   flagos::python::bind_distributed(m);
   flagos::python::bind_compile(m);
   flagos::python::bind_graphs(m);
+  flagos::python::bind_autograd(m);
   flagos::python::bind_testing(m);
 }

@@ -21,7 +21,8 @@ Import sequence (each step one concern):
      FLAGOS_OP_<op> and FLAGOS_FORCE_BACKEND; the whole conf is checked
      before a kernel is registered;
   5. name PrivateUse1 "flagos", register torch.flagos, generate the
-     tensor/module/storage ``.flagos()`` methods (torch_fl._device), keep
+     tensor/module/storage ``.flagos()`` methods (torch_fl._device), let a
+     backward on native CUDA run beside flagos (torch_fl._autograd), keep
      tied parameters tied across Module.to("flagos") (torch_fl._compat),
      relax framework device gates such as flex_attention's, and on gcu and
      ascend keep diffusers' Qwen-Image rope off complex operands (torch_fl.compat),
@@ -47,7 +48,7 @@ import sys
 
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
-from torch_fl import _C, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor, distributed
+from torch_fl import _C, _autograd, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor, distributed
 from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, _platform_env, compat
 from torch_fl import compile as _compile
 from torch_fl._plugins import entry_point_candidates
@@ -146,6 +147,7 @@ def _initialize() -> None:
     _check_forced_backend()
     _routing.install()  # the core resolves the whole conf before registering a kernel
     _device.register()
+    _autograd.install()
     _compat.install()
     compat.install(plugin["name"])
     _cuda_queries.install(plugin["name"])

@@ -6,9 +6,7 @@ tokens; forward logits and loss, and every parameter's gradient, must agree:
 closely in fp32 (TF32 off), loosely under bf16 autocast.
 
 The native CUDA side runs in a child process that does not import torch_fl
-(this file run as a script): in a process where flagos is torch's
-accelerator, torch 2.11's autograd engine asserts on the backward of native
-CUDA tensors (`opt_ready_stream && opt_parent_stream`, engine.cpp).
+(this file run as a script), a reference nothing torch_fl installs can touch.
 """
 
 from __future__ import annotations

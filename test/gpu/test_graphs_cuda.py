@@ -1,9 +1,7 @@
 """Graph capture on the cuda plugin (docs/graphs.md), with eager flagos as the
 control: a captured training step and make_graphed_callables replay to the
 eager results; a sync inside a capture is an error that leaves the device
-usable. The control is not native CUDA: once a PrivateUse1 backend is
-registered, torch's autograd engine asserts on CUDA backward passes
-(`opt_ready_stream && opt_parent_stream`, pytorch/pytorch#161129)."""
+usable. The control is eager flagos: the same kernels the graph captured."""
 
 from __future__ import annotations
 

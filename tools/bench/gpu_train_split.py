@@ -2,11 +2,9 @@
 cuda and flagos in two processes of one run that take turns: section (c) of
 tools.bench.gpu, also runnable alone.
 
-Why two processes: in a process that imports torch_fl, torch 2.11 makes
-flagos the accelerator, and its autograd engine then asserts on native CUDA
-tensors' backward (engine.cpp: opt_ready_stream && opt_parent_stream); the
-in-process interleaving of tools/bench/timing.py cannot run the native side
-there.
+Why two processes: the native side runs where torch_fl was never imported,
+so nothing torch_fl installs (its backward window, torch_fl._autograd, or
+its allocator) is part of the reference's time.
 
 How they take turns: both processes build the model and warm up, then wait;
 the parent has them time one block of STEPS steps at a time, alternating
