@@ -9,10 +9,15 @@ plugin, which keeps their logic exercised on the CPU machine.
 
 from __future__ import annotations
 
-import pytest
-import torch
+import os
 
-import torch_fl
+# Native CUDA is the reference here: "cuda" must stay CUDA's (docs/compat.md).
+os.environ.setdefault("FLAGOS_ALIAS_CUDA", "0")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import torch_fl  # noqa: E402
 
 PLUGIN = torch_fl.plugin_info()
 ON_CUDA = torch.cuda.is_available() and PLUGIN["name"] == "cuda"

@@ -122,6 +122,9 @@ from typing import Callable, Optional
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / "build" / "gpu"
 PY = sys.executable
+# The stages compare flagos with native CUDA in one process: "cuda" must stay
+# CUDA's (docs/compat.md). test_dropin_cuda.py turns the alias on in its child.
+os.environ.setdefault("FLAGOS_ALIAS_CUDA", "0")
 GRACE_S = 30  # from SIGINT at a stage's limit to SIGKILL
 OPINFO_LIMIT = int(os.environ.get("GPU_OPINFO_LIMIT", "540"))
 FLAGGEMS_LIMIT = int(os.environ.get("GPU_FLAGGEMS_LIMIT", "570"))

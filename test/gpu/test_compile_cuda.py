@@ -65,6 +65,7 @@ def test_compiled_training_with_adamw_matches_native_compiled(full_fp32):
     # Native CUDA's side in a process without torch_fl: a reference nothing
     # torch_fl installs can touch.
     native = subprocess.run([sys.executable, __file__, "--train", "cuda"], capture_output=True, text=True,
+                            env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
                             timeout=600, cwd=os.path.dirname(__file__))
     assert native.returncode == 0, native.stderr[-4000:]
     torch.testing.assert_close(_train_losses("flagos"), json.loads(native.stdout.splitlines()[-1]),

@@ -70,7 +70,10 @@ def run_in_child(device: str, autocast: bool, timeout: float = 600, **env: str):
         out = os.path.join(tmp, "result.pt")
         cmd = [sys.executable, __file__, "--device", device, "--out", out,
                "--tf32", str(int(torch.backends.cuda.matmul.allow_tf32))] + (["--autocast"] if autocast else [])
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**full_env, **env})
+        # torch's backend autoload would import torch_fl into the native side.
+        autoload = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"} if device != "flagos" else {}
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env={**full_env, **autoload, **env})
         assert done.returncode == 0, f"GPT-2 on {device} failed:\n{done.stderr[-4000:]}"
         return torch.load(out), done.stderr
 

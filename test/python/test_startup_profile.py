@@ -18,10 +18,17 @@ PROBE = """
     import json, torch, torch_fl
     from torch_fl import _after_import, compat
     from torch_fl.compat import qwen_image_rope
+    def aliased():
+        try:
+            return torch.ones(1).to("cuda").device.type == "flagos"
+        except (AssertionError, RuntimeError):  # a CPU torch's own "cuda"
+            return False
     def state():
         import torch.nn.attention.flex_attention as fa
         return {"flex_gate": getattr(fa._validate_device, "_flagos", False),
-                "qwen_waiting": qwen_image_rope.MODULE in _after_import._waiting}
+                "qwen_waiting": qwen_image_rope.MODULE in _after_import._waiting,
+                "cuda_alias": aliased(),
+                "cuda_shim": torch.cuda.is_available is torch.flagos.is_available}
     before = state()
     names = compat.activate()
     print(json.dumps({"before": before, "activated": names, "after": state(),
@@ -35,25 +42,28 @@ def probe(env: dict) -> dict:
 
 def test_full_profile_installs_the_shims_at_import():
     out = probe({})
-    assert out["before"]["flex_gate"] and out["after"]["flex_gate"]
-    assert out["activated"] == ["flex_attention"] == out["again"]
+    assert out["before"] == out["after"] == {"flex_gate": True, "qwen_waiting": False, "cuda_alias": True,
+                                             "cuda_shim": True}
+    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "flex_attention"] == out["again"]
 
 
 def test_minimal_profile_leaves_them_until_activate():
     out = probe({"FLAGOS_STARTUP_PROFILE": "minimal"})
-    assert out["before"] == {"flex_gate": False, "qwen_waiting": False}
-    assert out["activated"] == ["flex_attention"] and out["after"]["flex_gate"]
+    assert out["before"] == {"flex_gate": False, "qwen_waiting": False, "cuda_alias": False, "cuda_shim": False}
+    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "flex_attention"]
+    assert out["after"] == {"flex_gate": True, "qwen_waiting": False, "cuda_alias": True, "cuda_shim": True}
 
 
 def test_activate_installs_the_platforms_shims_for_the_active_plugin(simrt):
     # gcu (on its simulated runtime) also gets the Qwen-Image rotation, which
     # waits for diffusers to load.
     out = probe(environment(simrt, "gcu", FLAGOS_STARTUP_PROFILE="minimal"))
-    assert out["before"] == {"flex_gate": False, "qwen_waiting": False}
-    assert out["activated"] == ["flex_attention", "qwen_image_rope"]
+    assert not any(out["before"].values())
+    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "flex_attention", "qwen_image_rope"]
     assert out["after"]["flex_gate"] and out["after"]["qwen_waiting"]
 
 
 def test_a_switched_off_shim_stays_off_after_activate():
-    out = probe({"FLAGOS_STARTUP_PROFILE": "minimal", "FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT": "1"})
-    assert out["activated"] == [] and not out["after"]["flex_gate"]
+    out = probe({"FLAGOS_STARTUP_PROFILE": "minimal", "FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT": "1",
+                 "FLAGOS_ALIAS_CUDA": "0", "FLAGOS_DISABLE_CUDA_SHIM": "1"})
+    assert out["activated"] == [] and not any(out["after"].values())

@@ -188,7 +188,8 @@ def test_an_explicit_autoload_export_wins(simrt, claiming_backend):
                       TORCH_DEVICE_BACKEND_AUTOLOAD="1")
     proc = run_python(AUTOLOAD_PROBE, env=env)
     assert marker.exists() and proc.returncode != 0  # the backend claimed PrivateUse1 first
-    assert "PrivateUse1" in proc.stderr.splitlines()[-1], proc.stderr[-2000:]
+    # torch's autoload reports torch_fl's failure with the cause above it
+    assert "PrivateUse1 is already registered as 'musa'" in proc.stderr, proc.stderr[-2000:]
 
 
 @pytest.mark.parametrize("vendor", ["metax", "dcu", "ppu", "cuda"])
@@ -216,14 +217,16 @@ def test_metax_compat_answers_torch_cuda_device_queries_from_flagos(simrt):
 
 
 def test_without_metax_compat_torch_cuda_is_untouched(simrt):
+    # (the general torch.cuda shim, on by default, is off here: docs/compat.md)
     proc = run_python("import torch, torch_fl; print(torch.cuda.device_count(), torch.cuda.is_available())",
-                      env=environment(simrt, "metax"), check=True)
+                      env=environment(simrt, "metax", FLAGOS_DISABLE_CUDA_SHIM="1"), check=True)
     assert proc.stdout.split() == ["0", "False"]  # this torch is a CPU build
 
 
 def test_metax_compat_on_another_plugin_says_so_and_changes_nothing(simrt):
     proc = run_python("import torch, torch_fl; print(torch.cuda.device_count())",
-                      env=environment(simrt, "musa", FLAGOS_METAX_COMPAT="1"), check=True)
+                      env=environment(simrt, "musa", FLAGOS_METAX_COMPAT="1", FLAGOS_DISABLE_CUDA_SHIM="1"),
+                      check=True)
     lines = [x for x in flagos_lines(proc.stderr) if "FLAGOS_METAX_COMPAT" in x]
     assert proc.stdout.split() == ["0"] and len(lines) == 1 and "active plugin is musa" in lines[0], proc.stderr
 

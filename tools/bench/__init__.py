@@ -8,3 +8,9 @@ not import torch_fl itself: under ``python -m`` a package's __init__ runs while
 sys.argv[0] is still "-m", which torch_fl reads as its own CLI and then skips
 plugin activation.
 """
+
+import os
+
+# The native side of a benchmark is "cuda" itself, not flagos under the alias
+# (docs/compat.md); an explicit FLAGOS_ALIAS_CUDA wins.
+os.environ.setdefault("FLAGOS_ALIAS_CUDA", "0")

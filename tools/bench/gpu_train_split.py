@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import queue
 import statistics
 import subprocess
@@ -95,8 +96,10 @@ class _Child:
         self._stderr = tempfile.TemporaryFile(mode="w+")
         args = [sys.executable, "-m", "tools.bench.gpu_train_split", "--serve", device] + \
             (["--dry-run"] if dry else []) + (["--compiled"] if compiled else [])
+        # The native side never imports torch_fl (torch's backend autoload would).
+        env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0") if device != "flagos" else None
         self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                      text=True)
+                                      text=True, env=env)
         self._lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 

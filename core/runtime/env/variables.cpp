@@ -173,10 +173,10 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_ALIAS_CUDA", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "Alias the cuda device string to flagos for drop-in compatibility. Set 0 to opt "
        "out",
-       "vendor-shims", "the torch device"},
+       "vendor-shims", ""},
       {"FLAGOS_DISABLE_CUDA_SHIM", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Skip registering the torch.cuda compatibility shim for generic GPU operations",
-       "vendor-shims", "the torch device"},
+       "vendor-shims", ""},
       {"FLAGOS_METAX_CUDART_SHIM", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Preload the libcudart version-tag shim before import torch. Required for MetaX "
        "with generic PyTorch wheels",
@@ -323,7 +323,8 @@ const std::vector<Foreign>& foreign() {
        "configure raises RuntimeError at import torch_fl instead of being silently "
        "passed on"},
       {"TORCH_DEVICE_BACKEND_AUTOLOAD", "", "PyTorch", Direction::SetIfUnset, "Set if unset",
-       "torch's device-backend entry-point autoload. torch_fl sets it to 0 on MUSA "
+       "torch's device-backend entry-point autoload. torch_fl's entry point makes "
+       "import torch import torch_fl (0 turns that off); torch_fl sets it to 0 on MUSA "
        "builds so vendor plugins (e.g. torch_musa) do not claim PrivateUse1 during "
        "import torch"},
       {"TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "", "PyTorch", Direction::SetIfUnset, "Set if unset",

@@ -3,15 +3,25 @@ runtime): each one module with its switch, installed by ``install()`` at
 import (docs/environment-variables.md, "framework shims"). Each waits for its
 framework's module to load, so ``import torch_fl`` imports none of them.
 
+  cuda_alias       FLAGOS_ALIAS_CUDA: the "cuda" device string means flagos,
+                   on any plugin with a device;
+  transformers_device  with the alias: TrainingArguments.device says flagos;
+  cuda_shim        torch.cuda's everyday functions answer from flagos, on
+                   any plugin with a device, unless the process has native
+                   CUDA and the alias is off (then torch.cuda stays CUDA's);
   flex_attention   every plugin;
   qwen_image_rope  the gcu and ascend plugins, whose stacks serve (gcu) or
                    build (ascend) diffusers' complex rotary operands badly.
+
+docs/compat.md describes each: what it changes, its switch and its cost.
 
 FLAGOS_STARTUP_PROFILE=minimal leaves them out of the import; ``activate()``
 installs them later, for the same plugin, as the full profile would have.
 """
 
 from __future__ import annotations
+
+import torch
 
 from torch_fl import _env
 from torch_fl._after_import import after_import
@@ -37,6 +47,11 @@ def activate() -> list[str]:
     their names: what the full profile does at import, for a process started
     with the minimal one."""
     names = []
+    if torch.flagos.device_count() > 0:
+        if _env.get("FLAGOS_ALIAS_CUDA"):
+            names += ["cuda_alias", "transformers_device"]
+        if not _env.get("FLAGOS_DISABLE_CUDA_SHIM") and ("cuda_alias" in names or not native_cuda()):
+            names.append("cuda_shim")
     if not _env.get("FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT"):
         names.append("flex_attention")
     if _plugin in QWEN_IMAGE_ROPE_PLATFORMS and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE"):
@@ -46,7 +61,23 @@ def activate() -> list[str]:
     return names
 
 
+def native_cuda() -> bool:
+    """Whether torch itself has a usable CUDA device in this process."""
+    from torch_fl.compat import cuda_shim
+
+    return torch.backends.cuda.is_built() and cuda_shim.native("is_available")()
+
+
 def _install(names: list[str]) -> None:
+    if "cuda_alias" in names:
+        from torch_fl.compat import cuda_alias
+        cuda_alias.install()
+    if "transformers_device" in names:
+        from torch_fl.compat import transformers_device
+        after_import(transformers_device.MODULE, transformers_device.install)
+    if "cuda_shim" in names:
+        from torch_fl.compat import cuda_shim
+        cuda_shim.install()
     if "flex_attention" in names:
         from torch_fl.compat import flex_attention
         after_import("torch.nn.attention.flex_attention", flex_attention.relax_device_gate)

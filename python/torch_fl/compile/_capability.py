@@ -17,6 +17,7 @@ import importlib.util
 import torch
 
 from torch_fl import _C
+from torch_fl.compat import cuda_shim
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,7 +32,7 @@ def _has(index: int, capability: str) -> bool:
 @functools.lru_cache(maxsize=None)
 def _triton_missing() -> str | None:
     """Why Triton cannot compile for this torch's CUDA, or None."""
-    if not torch.cuda.is_available():
+    if not cuda_shim.native("is_available")():
         return f"this torch ({torch.__version__}) has no usable CUDA"
     if importlib.util.find_spec("triton") is None:
         return "Triton is not installed"

@@ -15,6 +15,7 @@ import torch
 from torch._dynamo.device_interface import DeviceInterface
 
 from torch_fl import _C
+from torch_fl.compat import cuda_shim
 from torch_fl.compile import _capability
 from torch_fl.flagos import amp
 
@@ -34,7 +35,9 @@ def _index(device: Any = None) -> int:
 def device_properties(device: Any = None) -> Any:
     index = _index(device)
     cuda = _capability.interop_cuda_index(index)
-    return torch.cuda.get_device_properties(cuda) if cuda is not None else _flagos.get_device_properties(index)
+    if cuda is None:
+        return _flagos.get_device_properties(index)
+    return cuda_shim.native("get_device_properties")(cuda)
 
 
 class FlagosInterface(DeviceInterface):
@@ -92,7 +95,7 @@ class FlagosInterface(DeviceInterface):
         cuda = _capability.interop_cuda_index(_index(device))
         if cuda is None:
             return ""
-        major, minor = torch.cuda.get_device_capability(cuda)
+        major, minor = cuda_shim.native("get_device_capability")(cuda)
         return major * 10 + minor
 
     @staticmethod

@@ -231,6 +231,9 @@ class _DeviceProperties:
         self.index = index
         self.name: str = raw["name"]
         self.arch: str = raw["arch"]
+        # torch.cuda's name for the architecture string when torch.version.cuda
+        # is unset (torch reads it through the torch.cuda shim on a CPU torch).
+        self.gcnArchName: str = raw["arch"]
         self.major: int = raw["major"]
         self.minor: int = raw["minor"]
         self.total_memory: int = raw["total_memory"]

@@ -48,7 +48,9 @@ class _TorchCudaPool:
         self.device, handle = found
         begin = getattr(torch._C, "_cuda_beginAllocateCurrentStreamToPool", None)
         begin = begin or torch._C._cuda_beginAllocateToPool
-        with torch.cuda.stream(torch.cuda.ExternalStream(handle, device=self.device)):
+        from torch_fl.compat.cuda_shim import native  # the real CUDA stream, shim or not
+
+        with native("stream")(torch.cuda.ExternalStream(handle, device=self.device)):
             begin(self.device, pool)
 
     def end(self, pool: _PoolHandle) -> None:
