@@ -13,6 +13,7 @@ void bind_distributed(pybind11::module_& m);  // the "flagos" backend's gloo tie
 void bind_compile(pybind11::module_& m);  // the compile backend's host path
 void bind_graphs(pybind11::module_& m);   // graph capture (torch.flagos.FlagosGraph)
 void bind_autograd(pybind11::module_& m);  // the accelerator autograd sees (torch_fl._autograd)
+void bind_compat(pybind11::module_& m);    // extension kernels on flagos bytes (torch_fl.compat)
 void bind_testing(pybind11::module_& m);  // suite-only hooks (testing extension)
 
 }  // namespace flagos::python

@@ -16,5 +16,6 @@ PYBIND11_MODULE(_C, m) {
   flagos::python::bind_compile(m);
   flagos::python::bind_graphs(m);
   flagos::python::bind_autograd(m);
+  flagos::python::bind_compat(m);
   flagos::python::bind_testing(m);
 }

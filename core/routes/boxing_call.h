@@ -34,6 +34,9 @@ enum class BoxingTarget { Cpu, Cuda };
 // What a call needs to know of its operator, worked out once (at install).
 struct OpTraits {
   explicit OpTraits(const c10::OperatorHandle& op);
+  // A kernel called from outside the dispatcher (a Python extension's op,
+  // torch_fl.compat.apex): named `name`, on one device, returning new tensors.
+  explicit OpTraits(std::string name) : name(std::move(name)), returns_new_tensors(true) {}
 
   std::string name;                      // "aten::add.Tensor", for messages
   bool draws_default_generator = false;  // seeded, without a Generator argument

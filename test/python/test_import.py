@@ -10,7 +10,10 @@ import pytest
 
 from conftest import flagos_lines, run_python
 
-BASE = {"FLAGOS_PLUGIN": "host"}
+# Explicit `import torch_fl` after `import torch`: torch's backend autoload
+# (which would import torch_fl inside `import torch`) is off; the last test
+# covers it.
+BASE = {"FLAGOS_PLUGIN": "host", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 
 # Imports torch_fl twice; prints what each attempt raised, then what the
 # failed attempts left in torch: the PrivateUse1 name, torch.flagos, routes.
@@ -111,3 +114,14 @@ def test_forcing_flaggems_where_flag_gems_cannot_run_fails_the_import(tmp_path):
     out = retry(FLAGOS_FORCE_BACKEND="flaggems", FLAGOS_DISABLE_FLAGGEMS_PY="1")
     assert out["errors"][0] == ("[flagos] FLAGOS_FORCE_BACKEND=flaggems, but FlagGems cannot run here: "
                                 "FLAGOS_DISABLE_FLAGGEMS_PY=1 leaves the FlagGems Python layer unregistered")
+
+
+def test_with_autoload_a_failing_import_fails_import_torch_with_the_cause():
+    proc = run_python("import torch", env={"FLAGOS_PLUGIN": "host", "TORCH_DEVICE_BACKEND_AUTOLOAD": "1",
+                                           "FLAGOS_BACKEND_CONFIG": "/nonexistent/my.toml"})
+    assert proc.returncode != 0
+    assert "[flagos] routing conf /nonexistent/my.toml: no such file" in proc.stderr
+    assert "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in proc.stderr.splitlines()[-1]  # torch's own hint
+    ok = run_python("import torch; print(torch.flagos.device_count() > 0)",
+                    env={"FLAGOS_PLUGIN": "host", "TORCH_DEVICE_BACKEND_AUTOLOAD": "1"}, check=True)
+    assert ok.stdout.split() == ["True"]  # import torch alone made flagos available

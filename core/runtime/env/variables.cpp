@@ -205,7 +205,7 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_DISABLE_APEX_COMPAT", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Disable the optional Apex multi-tensor compatibility layer; see the Apex note "
        "below",
-       "vendor-shims", "compat shims (Apex, CUDA boxing)"},
+       "vendor-shims", ""},
       {"FLAGOS_DISABLE_QWENIMAGE_ROPE", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Leave diffusers' Qwen-Image rotary-embedding table alone. torch_fl registers "
        "the flagos device there at import on GCU and on Ascend, which is what keeps "

@@ -9,6 +9,8 @@ framework's module to load, so ``import torch_fl`` imports none of them.
   cuda_shim        torch.cuda's everyday functions answer from flagos, on
                    any plugin with a device, unless the process has native
                    CUDA and the alias is off (then torch.cuda stays CUDA's);
+  apex             Apex's multi-tensor kernels on flagos tensors, where the
+                   plugin is CUDA-ABI or host-addressable;
   flex_attention   every plugin;
   qwen_image_rope  the gcu and ascend plugins, whose stacks serve (gcu) or
                    build (ascend) diffusers' complex rotary operands badly.
@@ -52,6 +54,10 @@ def activate() -> list[str]:
             names += ["cuda_alias", "transformers_device"]
         if not _env.get("FLAGOS_DISABLE_CUDA_SHIM") and ("cuda_alias" in names or not native_cuda()):
             names.append("cuda_shim")
+    if torch.flagos.device_count() > 0 and not _env.get("FLAGOS_DISABLE_APEX_COMPAT"):
+        from torch_fl.compat import apex
+        if apex.applies():
+            names.append("apex")
     if not _env.get("FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT"):
         names.append("flex_attention")
     if _plugin in QWEN_IMAGE_ROPE_PLATFORMS and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE"):
@@ -72,6 +78,9 @@ def _install(names: list[str]) -> None:
     if "cuda_alias" in names:
         from torch_fl.compat import cuda_alias
         cuda_alias.install()
+    if "apex" in names:
+        from torch_fl.compat import apex
+        after_import(apex.MODULE, apex.install)
     if "transformers_device" in names:
         from torch_fl.compat import transformers_device
         after_import(transformers_device.MODULE, transformers_device.install)
