@@ -15,6 +15,7 @@
 #include "env/registry.h"
 #include "memory/caching_allocator.h"
 #include "memory/out_of_memory.h"
+#include "profiler/device_activity.h"
 
 namespace flagos::device {
 namespace {
@@ -113,6 +114,16 @@ void delete_block(void* ptr) {
   if (!ptr) return;
   for (auto& a : allocators().per_device) {
     if (a->owns(ptr)) {
+      if (profiler::recording()) [[unlikely]] {
+        const size_t before = a->allocated_bytes();
+        a->free(ptr);
+        const size_t after = a->allocated_bytes();
+        const auto device = static_cast<c10::DeviceIndex>(&a - allocators().per_device.data());
+        profiler::report_memory(ptr, -static_cast<int64_t>(before > after ? before - after : 0),
+                                after, a->reserved_bytes(),
+                                c10::Device(c10::DeviceType::PrivateUse1, device));
+        return;
+      }
       a->free(ptr);
       return;
     }
@@ -135,11 +146,21 @@ c10::DataPtr allocate_on(c10::DeviceIndex device, size_t bytes) {
   const c10::Device where(c10::DeviceType::PrivateUse1, device);
   if (bytes == 0) return c10::DataPtr(nullptr, nullptr, &delete_block, where);
   void* ptr = nullptr;
+  // Profiled: the block's size as the allocator counts it (rounded), so that
+  // an allocation and its free report the same figure.
+  const bool profiled = profiler::recording();
+  const size_t before = profiled ? caching_allocator(device).allocated_bytes() : 0;
   try {
     ptr = caching_allocator(device).allocate(bytes, current_native(device));
   } catch (const memory::OutOfMemory& oom) {
     // torch.OutOfMemoryError in Python, with our figures in the message.
     TORCH_CHECK_WITH(OutOfMemoryError, false, oom.what());
+  }
+  if (profiled) [[unlikely]] {
+    const memory::CachingAllocator& a = caching_allocator(device);
+    const size_t after = a.allocated_bytes();
+    profiler::report_memory(ptr, static_cast<int64_t>(after > before ? after - before : bytes),
+                            after, a.reserved_bytes(), where);
   }
   return c10::DataPtr(ptr, ptr, &delete_block, where);
 }

@@ -122,6 +122,16 @@ flagos_stream_t native(const c10::Stream& stream) {
   return handle(stream.device_index(), stream.id());
 }
 
+c10::StreamId stream_id_of(c10::DeviceIndex device, flagos_stream_t handle) {
+  if (handle == nullptr || device < 0 || device >= device_count()) return -1;
+  // Read after the work on the stream completed: its slot was written
+  // before the stream was handed out, so no lock is needed.
+  const DeviceStreams& s = streams_of(device);
+  for (int id = 0; id < kStreamsPerDevice; ++id)
+    if (s.handles[id] == handle) return id;
+  return -1;
+}
+
 c10::Stream default_stream(c10::DeviceIndex device) {
   device = resolve(device);
   check_index(device);

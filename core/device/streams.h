@@ -29,6 +29,10 @@ c10::Stream exchange_stream(const c10::Stream& stream);
 // The next pool stream (round-robin); high_priority picks the high pool.
 c10::Stream pool_stream(c10::DeviceIndex device, bool high_priority);
 
+// The c10 stream id of the plugin stream `handle` on `device`, or -1 when
+// torch_fl did not create it (or has not yet). For naming streams in profiles.
+c10::StreamId stream_id_of(c10::DeviceIndex device, flagos_stream_t handle);
+
 // Convenience for kernels: the current plugin stream of `device`.
 // On CUDA-ABI plugins: the c10 CUDA stream that is the same cudaStream_t as
 // flagos stream `stream` (an external CUDA stream, whose c10 id is the

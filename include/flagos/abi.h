@@ -29,8 +29,8 @@ extern "C" {
 #endif
 
 #define FLAGOS_ABI_MAJOR 1
-#define FLAGOS_ABI_MINOR 3 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS; 1.2: FLAGOS_EXTENSION_COLLECTIVES;
-                            1.3: FLAGOS_EXTENSION_GRAPHS */
+#define FLAGOS_ABI_MINOR 4 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS; 1.2: FLAGOS_EXTENSION_COLLECTIVES;
+                            1.3: FLAGOS_EXTENSION_GRAPHS; 1.4: FLAGOS_EXTENSION_PROFILER */
 
 /* The oldest plugin minor this header's core still loads (within the major). */
 #define FLAGOS_ABI_MIN_SUPPORTED_MINOR 0

@@ -16,6 +16,7 @@
 #include "flagos/ext/diagnostics.h"
 #include "flagos/ext/collectives.h"
 #include "flagos/ext/graphs.h"
+#include "flagos/ext/profiler.h"
 
 /* ABI 1.0 */
 #define FLAGOS_PLUGIN_API_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_plugin_api_t, event_elapsed_ms)
@@ -36,6 +37,10 @@
 #define FLAGOS_COLLECTIVES_EXT_SIZE_1_2 FLAGOS_STRUCT_SIZE(flagos_collectives_ext_t, group_end)
 /* ABI 1.3: an extension type and a status code, no change to the table. */
 #define FLAGOS_GRAPHS_EXT_SIZE_1_3 FLAGOS_STRUCT_SIZE(flagos_graphs_ext_t, graph_exec_destroy)
+/* ABI 1.4: an extension type and its records, no change to the table. */
+#define FLAGOS_PROFILER_EXT_SIZE_1_4 FLAGOS_STRUCT_SIZE(flagos_profiler_ext_t, pop_correlation)
+#define FLAGOS_PROFILER_OPTIONS_SIZE_1_4 FLAGOS_STRUCT_SIZE(flagos_profiler_options_t, max_records)
+#define FLAGOS_ACTIVITY_RECORD_SIZE_1_4 FLAGOS_STRUCT_SIZE(flagos_activity_record_t, address)
 
 /* Smallest plugin table accepted for a claimed minor (index = minor). */
 #define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
@@ -54,6 +59,9 @@ FLAGOS_ABI_ASSERT(FLAGOS_TESTING_EXT_SIZE_1_0 == 32, testing_ext_1_0);
 FLAGOS_ABI_ASSERT(FLAGOS_DIAGNOSTICS_EXT_SIZE_1_1 == 32, diagnostics_ext_1_1);
 FLAGOS_ABI_ASSERT(FLAGOS_COLLECTIVES_EXT_SIZE_1_2 == 152, collectives_ext_1_2);
 FLAGOS_ABI_ASSERT(FLAGOS_GRAPHS_EXT_SIZE_1_3 == 88, graphs_ext_1_3);
+FLAGOS_ABI_ASSERT(FLAGOS_PROFILER_EXT_SIZE_1_4 == 88, profiler_ext_1_4);
+FLAGOS_ABI_ASSERT(FLAGOS_PROFILER_OPTIONS_SIZE_1_4 == 16, profiler_options_1_4);
+FLAGOS_ABI_ASSERT(FLAGOS_ACTIVITY_RECORD_SIZE_1_4 == 80, activity_record_1_4);
 FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
 #endif
 

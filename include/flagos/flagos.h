@@ -14,6 +14,7 @@
 #include "flagos/ext/diagnostics.h"
 #include "flagos/ext/collectives.h"
 #include "flagos/ext/graphs.h"
+#include "flagos/ext/profiler.h"
 #include "flagos/abi_sizes.h"
 
 #endif /* FLAGOS_FLAGOS_H_ */

@@ -74,10 +74,13 @@ flagos_status_t HostPlugin::memset_async(void* dst, uint8_t value, uint64_t size
     Endpoint d;
     st = resolve_device(fn, "dst", dst, size, s->device(), &d);
     if (st != FLAGOS_SUCCESS) return st;
-    return s->enqueue(fn, [d, value, size] {
-      std::memset(d.addr, value, size);
-      return FLAGOS_SUCCESS;
-    });
+    return s->enqueue(
+        fn,
+        [d, value, size] {
+          std::memset(d.addr, value, size);
+          return FLAGOS_SUCCESS;
+        },
+        nullptr, TaskTrace{FLAGOS_ACTIVITY_MEMSET, (int64_t)size});
   });
 }
 

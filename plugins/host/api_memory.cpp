@@ -2,6 +2,8 @@
 #include "devices.h"
 #include "kit.h"
 #include "memory.h"
+#include "copy.h"
+#include "profiler.h"
 
 namespace flagos_host {
 
@@ -10,7 +12,9 @@ flagos_status_t HostPlugin::mem_alloc(flagos_device_t device, uint64_t size, voi
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
     if (st == FLAGOS_SUCCESS) st = kit::need(fn, ptr, "ptr");
-    return st != FLAGOS_SUCCESS ? st : alloc_device(fn, device, size, ptr);
+    if (st == FLAGOS_SUCCESS) st = alloc_device(fn, device, size, ptr);
+    if (st == FLAGOS_SUCCESS && size > 0 && tracing_memory()) trace_memory(device, *ptr, (int64_t)size);
+    return st;
   });
 }
 
@@ -19,7 +23,14 @@ flagos_status_t HostPlugin::mem_free(flagos_device_t device, void* ptr) {
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
     if (st != FLAGOS_SUCCESS) return st;
-    return free_device(fn, device, ptr);
+    int64_t size = 0;
+    Endpoint e;
+    if (ptr != nullptr && tracing_memory() &&
+        resolve_device(fn, "ptr", ptr, 1, device, &e) == FLAGOS_SUCCESS)
+      size = (int64_t)e.block->size;
+    st = free_device(fn, device, ptr);
+    if (st == FLAGOS_SUCCESS && size > 0) trace_memory(device, ptr, -size);
+    return st;
   });
 }
 

@@ -91,8 +91,14 @@ flagos_status_t enqueue_copy(const char* fn, Stream& stream, const Endpoint& dst
     std::memmove(dst.addr, from, size);
     return FLAGOS_SUCCESS;
   };
+  auto on_device = [](const Endpoint& e) { return e.block && e.block->device >= 0; };
+  const int32_t kind = on_device(dst) ? (on_device(src) ? FLAGOS_MEMCPY_DEVICE_TO_DEVICE
+                                                        : FLAGOS_MEMCPY_HOST_TO_DEVICE)
+                                      : (on_device(src) ? FLAGOS_MEMCPY_DEVICE_TO_HOST
+                                                        : FLAGOS_MEMCPY_HOST_TO_HOST);
   uint64_t ticket = 0;
-  flagos_status_t st = stream.enqueue(fn, std::move(task), &ticket);
+  flagos_status_t st = stream.enqueue(fn, std::move(task), &ticket,
+                                      TaskTrace{FLAGOS_ACTIVITY_MEMCPY, (int64_t)size, kind});
   if (st != FLAGOS_SUCCESS || !wait) return st;
   return stream.wait(fn, ticket);
 }

@@ -16,10 +16,11 @@ struct Options {
   uint64_t capacity_bytes = 0;   // "memory_mb": per-device capacity
   bool collectives = true;       // "collectives": chain FLAGOS_EXTENSION_COLLECTIVES
   bool graphs = true;            // "graphs": chain FLAGOS_EXTENSION_GRAPHS
+  bool profiler = true;          // "profiler": chain FLAGOS_EXTENSION_PROFILER
 
   bool operator==(const Options& o) const {
     return devices == o.devices && strict == o.strict && capacity_bytes == o.capacity_bytes &&
-           collectives == o.collectives && graphs == o.graphs;
+           collectives == o.collectives && graphs == o.graphs && profiler == o.profiler;
   }
 };
 

@@ -14,6 +14,7 @@
 #include "flagos/kit/entry.hpp"
 #include "memory.h"
 #include "options.h"
+#include "profiler.h"
 
 namespace flagos_host {
 namespace {
@@ -31,13 +32,14 @@ void install_fork_guard() {
   hold.push_back(&memory_mutex());
   hold.push_back(&comm_table_mutex());
   for (std::mutex* m : graph_mutexes()) hold.push_back(m);
+  for (std::mutex* m : profiler_mutexes()) hold.push_back(m);
   kit::fork_guard().install(kForkLost, std::move(hold));
 }
 
 }  // namespace
 
 const flagos_extension_t* HostPlugin::extensions() {
-  return kernels_extension();  // then graphs, collectives (unless =0 each), then testing
+  return kernels_extension();  // then graphs, profiler, collectives (unless =0 each), testing
 }
 
 // Runs under the kit's entry lock.
@@ -50,6 +52,8 @@ flagos_status_t HostPlugin::configure(const char* fn, const flagos_host_info_t* 
     // The table (and so the chain's head) exists already; its links are
     // settled here, before the first successful call returns the table.
     const flagos_extension_t* rest = opts.collectives ? collectives_extension() : testing_extension();
+    set_profiler_next(rest);
+    if (opts.profiler) rest = profiler_extension();
     set_graphs_next(rest);
     set_kernels_next(opts.graphs ? graphs_extension() : rest);
     install_fork_guard();
@@ -58,10 +62,11 @@ flagos_status_t HostPlugin::configure(const char* fn, const flagos_host_info_t* 
     // Device count and capacity are promised stable for the process lifetime.
     return fail(FLAGOS_ERROR_INVALID_STATE,
                 "%s: called again with different options (devices=%d strict=%d memory_mb=%llu "
-                "collectives=%d graphs=%d already in force)",
+                "collectives=%d graphs=%d profiler=%d already in force)",
                 fn, options().devices, options().strict ? 1 : 0,
                 (unsigned long long)(options().capacity_bytes >> 20),
-                options().collectives ? 1 : 0, options().graphs ? 1 : 0);
+                options().collectives ? 1 : 0, options().graphs ? 1 : 0,
+                options().profiler ? 1 : 0);
   }
   return FLAGOS_SUCCESS;
 }

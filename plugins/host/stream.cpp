@@ -9,6 +9,7 @@
 #include "capture.h"
 #include "flagos/kit/fork_guard.hpp"
 #include "kit.h"
+#include "profiler.h"
 
 namespace flagos_host {
 namespace {
@@ -20,7 +21,8 @@ flagos_status_t run_task(const Task& task) {
 
 }  // namespace
 
-flagos_status_t Stream::enqueue(const char* fn, Task task, uint64_t* ticket) {
+flagos_status_t Stream::enqueue(const char* fn, Task task, uint64_t* ticket,
+                                const TaskTrace& trace) {
   flagos_status_t st = kit::fork_guard().check(fn);
   if (st != FLAGOS_SUCCESS) return st;
   std::lock_guard<std::mutex> lock(mu_);
@@ -31,6 +33,7 @@ flagos_status_t Stream::enqueue(const char* fn, Task task, uint64_t* ticket) {
     return capture_->append(fn, Node{std::move(task), nullptr});
   }
   if (!worker_started_ && (st = start_worker(fn)) != FLAGOS_SUCCESS) return st;
+  if (tracing_stream_work()) task = traced_task(fn, this, trace, std::move(task));
   queue_.push_back(std::move(task));
   ++enqueued_;
   if (ticket != nullptr) *ticket = enqueued_;
@@ -51,7 +54,7 @@ flagos_status_t Stream::enqueue_record(const char* fn, const std::shared_ptr<Eve
   }
   // Not capturing now; a capture begun meanwhile records the plain task,
   // which is what a record made just before it would have done.
-  return enqueue(fn, std::move(task));
+  return enqueue(fn, std::move(task), nullptr, TaskTrace{kUntraced});
 }
 
 flagos_status_t Stream::enqueue_batch(const char* fn, std::vector<Task> tasks) {
@@ -67,7 +70,8 @@ flagos_status_t Stream::enqueue_batch(const char* fn, std::vector<Task> tasks) {
                 fn, (void*)this);
   if (tasks.empty()) return FLAGOS_SUCCESS;
   if (!worker_started_ && (st = start_worker(fn)) != FLAGOS_SUCCESS) return st;
-  for (Task& t : tasks) queue_.push_back(std::move(t));
+  const bool traced = tracing_stream_work();
+  for (Task& t : tasks) queue_.push_back(traced ? traced_task(fn, this, {}, std::move(t)) : std::move(t));
   enqueued_ += tasks.size();
   work_cv_.notify_one();
   return FLAGOS_SUCCESS;

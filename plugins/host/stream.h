@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "flagos/abi.h"
+#include "flagos/ext/profiler.h"
 
 namespace flagos_host {
 
@@ -23,6 +24,15 @@ class Event;    // event.h
 // A unit of stream work. A failing task reports through `fail()` (kit.h);
 // its status becomes the stream's sticky error.
 using Task = std::function<flagos_status_t()>;
+
+// What a stream task is, for its profiler record (profiler.h). kind < 0:
+// never recorded (event markers, which are not work).
+struct TaskTrace {
+  int32_t kind = FLAGOS_ACTIVITY_KERNEL;
+  int64_t bytes = 0;
+  int32_t copy_kind = -1;
+};
+inline constexpr int32_t kUntraced = -1;
 
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
@@ -35,8 +45,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   // Appends `task`; *ticket (if given) identifies it for wait(). Never blocks
   // on the work itself. While the stream captures, the task is recorded
-  // instead (capture.h) and *ticket is 0.
-  flagos_status_t enqueue(const char* fn, Task task, uint64_t* ticket = nullptr);
+  // instead (capture.h) and *ticket is 0. While a profiler records, the task
+  // is timed and recorded as `trace` says, named `fn` (a string literal).
+  flagos_status_t enqueue(const char* fn, Task task, uint64_t* ticket = nullptr,
+                          const TaskTrace& trace = {});
   // event_record: enqueues `task`, or while capturing records a record of
   // `event` (then *captured is true and `task` is dropped).
   flagos_status_t enqueue_record(const char* fn, const std::shared_ptr<Event>& event, Task task,

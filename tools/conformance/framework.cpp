@@ -15,9 +15,10 @@ const char* result_name(Result r) {
 }
 
 std::vector<Group> all_groups() {
-  return {packaging_group(), handshake_group(),   struct_size_group(), errors_group(),
-          device_group(),    memory_group(),      copies_group(),      streams_group(),
-          stress_group(),    collectives_group(), graphs_group(),      lifecycle_group()};
+  return {packaging_group(),   handshake_group(), struct_size_group(), errors_group(),
+          device_group(),      memory_group(),    copies_group(),      streams_group(),
+          stress_group(),      collectives_group(), graphs_group(),    profiler_group(),
+          lifecycle_group()};
 }
 
 // ---- the table ---------------------------------------------------------------------

@@ -128,6 +128,7 @@ Group streams_group();
 Group stress_group();
 Group collectives_group();
 Group graphs_group();
+Group profiler_group();
 Group lifecycle_group();
 
 }  // namespace conformance

@@ -201,6 +201,13 @@ void check_known_extension(Ctx& c, const flagos_plugin_api_t* api, const flagos_
     c.expect(x->capture_begin && x->capture_end && x->capture_status && x->graph_instantiate &&
                  x->graph_launch && x->graph_destroy && x->graph_exec_destroy,
              "graphs: a function is NULL");
+  } else if (e->type == FLAGOS_EXTENSION_PROFILER) {
+    c.require(e->struct_size >= FLAGOS_PROFILER_EXT_SIZE_1_4, "profiler extension too small");
+    auto* x = reinterpret_cast<const flagos_profiler_ext_t*>(e);
+    c.expect(x->clock_now && x->profiler_create && x->profiler_start && x->profiler_stop &&
+                 x->profiler_collect && x->profiler_destroy && x->push_correlation &&
+                 x->pop_correlation,
+             "profiler: a function is NULL");
   } else if (e->type == FLAGOS_EXTENSION_KERNELS) {
     c.require(e->struct_size >= FLAGOS_KERNELS_EXT_SIZE_1_0, "kernels extension too small");
     auto* k = reinterpret_cast<const flagos_kernels_ext_t*>(e);
@@ -231,12 +238,13 @@ void extensions_chain(Ctx& c) {
               strf("extension type %d: struct_size %zu < %zu", e->type, e->struct_size,
                    static_cast<size_t>(FLAGOS_EXTENSION_SIZE_1_0)));
     // Types below 0x10000 belong to the ABI: a plugin uses those of its minor
-    // (DIAGNOSTICS came with 1.1, COLLECTIVES with 1.2, GRAPHS with 1.3), or
-    // vendor-private ones.
+    // (DIAGNOSTICS came with 1.1, COLLECTIVES with 1.2, GRAPHS with 1.3,
+    // PROFILER with 1.4), or vendor-private ones.
     const bool known = e->type == FLAGOS_EXTENSION_KERNELS || e->type == FLAGOS_EXTENSION_TESTING ||
                        (e->type == FLAGOS_EXTENSION_DIAGNOSTICS && api->abi_minor >= 1) ||
                        (e->type == FLAGOS_EXTENSION_COLLECTIVES && api->abi_minor >= 2) ||
-                       (e->type == FLAGOS_EXTENSION_GRAPHS && api->abi_minor >= 3);
+                       (e->type == FLAGOS_EXTENSION_GRAPHS && api->abi_minor >= 3) ||
+                       (e->type == FLAGOS_EXTENSION_PROFILER && api->abi_minor >= 4);
     c.expect(known || e->type >= 0x10000 || api->abi_minor > FLAGOS_ABI_MINOR,
              strf("extension type %d is not a type of ABI 1.%u, nor vendor-private", e->type, api->abi_minor));
     check_known_extension(c, api, e);

@@ -138,11 +138,11 @@ const std::vector<Variable>& variables() {
        "Verbose logging in the device profiler shim compiled into this build. One "
        "switch covers every accelerator: exactly one device tracer is compiled per "
        "build, so the name is never ambiguous",
-       "logging", "profiler"},
+       "logging", ""},
       {"FLAGOS_TRACER_LIBRARY", Scope::Runtime, Type::Path, "", "Auto-discovered", "",
        "Override the tracer library the profiler shim dlopens, when the default path "
        "does not match the installed driver",
-       "logging", "profiler"},
+       "logging", "a plugin that opens a vendor tracer (the cuda plugins' CUPTI; the host plugin opens none)"},
       {"FLAGOS_KUNLUNXIN_XDNN_LIB_DIR", Scope::Runtime, Type::Path, "", "No default", "",
        "Colon-separated directories holding the component libraries libxdnn_pytorch.so "
        "names in DT_NEEDED (libxpu_blas.so, libxpu_dnn.so, libxpu_flash_attention.so). "
