@@ -104,5 +104,6 @@ def test_disable_apex_compat_leaves_apex_alone(stand_in):
 
 def test_strict_host_plugin_has_no_stock_device_and_no_patch(stand_in):
     probe = "import torch, torch_fl\nprint('apex' in torch_fl.compat._installed)"
-    out = run_python(probe, env={"PYTHONPATH": stand_in, "FLAGOS_PLUGIN_OPTIONS": "strict=1"}, check=True)
+    out = run_python(probe, env={"PYTHONPATH": stand_in, "FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "strict=1"},
+                     check=True)
     assert out.stdout.split() == ["False"]
