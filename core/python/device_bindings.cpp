@@ -100,6 +100,23 @@ void bind_device(py::module_& m) {
   m.def("_host_empty_cache", [] {
     static_cast<at::HostAllocator*>(device::host_allocator())->empty_cache();
   });
+  // The pinned-host cache's figures, in torch.cuda.host_memory_stats' keys.
+  m.def("_host_memory_stats", [] {
+    const at::HostStats s = static_cast<at::HostAllocator*>(device::host_allocator())->get_stats();
+    py::dict d;
+    const std::pair<const char*, const c10::CachingAllocator::Stat*> stats[] = {
+        {"allocations", &s.allocations}, {"allocated_bytes", &s.allocated_bytes}};
+    for (const auto& [name, stat] : stats) {
+      const std::string key(name);
+      d[py::str(key + ".current")] = stat->current;
+      d[py::str(key + ".peak")] = stat->peak;
+      d[py::str(key + ".allocated")] = stat->allocated;
+      d[py::str(key + ".freed")] = stat->freed;
+    }
+    d["num_host_alloc"] = s.num_host_alloc;
+    d["num_host_free"] = s.num_host_free;
+    return d;
+  });
 }
 
 }  // namespace flagos::python

@@ -192,3 +192,39 @@ def test_an_unknown_sync_debug_mode_is_a_value_error():
     assert ("ValueError: [flagos] invalid debug_mode 'loud': expected one of 'default', 'warn', "
             "'error' or 0, 1, 2") in proc.stderr
 
+
+
+def test_host_memory_stats_count_pinned_blocks():
+    out = run_json("""
+before = torch.flagos.host_memory_stats()
+x = torch.empty(1 << 20, dtype=torch.uint8).pin_memory()
+during = torch.flagos.host_memory_stats()
+out["keys"] = sorted(k for k in during if k.startswith("allocations."))
+out["grew"] = during["allocated_bytes.current"] - before["allocated_bytes.current"] >= 1 << 20
+out["host_alloc"] = during["num_host_alloc"] > before["num_host_alloc"]
+out["cuda_shim"] = torch.cuda.host_memory_stats()["allocated_bytes.current"] == during["allocated_bytes.current"]
+""")
+    assert out["keys"] == ["allocations.allocated", "allocations.current", "allocations.freed", "allocations.peak"]
+    assert out["grew"] and out["host_alloc"] and out["cuda_shim"]
+
+
+def test_memory_snapshot_history_and_pools_say_what_they_do():
+    out = run_json("""
+x = torch.empty(1 << 20, device="flagos")
+snap = torch.flagos.memory._snapshot()
+out["segments"] = sum(s["total_size"] for s in snap["segments"]) >= 4 << 20
+out["traces"] = snap["device_traces"]
+torch.flagos.memory._record_memory_history(enabled=None)  # stopping: nothing to stop
+errors = []
+for call in (lambda: torch.flagos.memory._record_memory_history(), lambda: torch.flagos.MemPool(),
+             lambda: torch.flagos.use_mem_pool(None)):
+    try:
+        call()
+    except RuntimeError as e:
+        errors.append(str(e).split(":")[0])
+out["errors"] = errors
+""")
+    assert out["segments"] and out["traces"] == []
+    assert out["errors"] == ["[flagos] memory._record_memory_history is not available on flagos",
+                             "[flagos] MemPool is not available on flagos",
+                             "[flagos] MemPool is not available on flagos"]

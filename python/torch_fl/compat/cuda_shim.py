@@ -29,7 +29,8 @@ WITH_DEVICE = {
 }
 # The same name on both, no device argument to translate.
 SAME = (
-    "current_device", "device_count", "empty_cache", "get_rng_state_all", "init", "initial_seed",
+    "current_device", "device_count", "empty_cache", "get_rng_state_all", "host_memory_stats", "init",
+    "initial_seed",
     "is_available", "is_bf16_supported", "is_initialized", "manual_seed", "manual_seed_all", "seed",
     "seed_all", "set_rng_state_all", "set_stream", "stream", "Stream", "Event",
 )

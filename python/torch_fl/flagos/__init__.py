@@ -27,9 +27,11 @@ from .graphs import (
     make_graphed_callables,
 )
 from .memory import (
+    MemPool,
     caching_allocator_alloc,
     caching_allocator_delete,
     empty_cache,
+    host_memory_stats,
     max_memory_allocated,
     max_memory_reserved,
     mem_get_info,
@@ -42,6 +44,7 @@ from .memory import (
     reset_max_memory_allocated,
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
+    use_mem_pool,
 )
 from .random import (
     default_generators,
@@ -317,18 +320,18 @@ def get_sync_debug_mode() -> int:
 
 # "range" is left out: a star import would shadow the builtin.
 __all__ = [
-    "Event", "FlagosGraph", "OutOfMemoryError", "Stream", "StreamContext",
+    "Event", "FlagosGraph", "MemPool", "OutOfMemoryError", "Stream", "StreamContext",
     "caching_allocator_alloc", "caching_allocator_delete", "can_device_access_peer",
     "current_device", "current_stream", "default_generators", "default_stream", "device",
     "device_count", "device_of", "empty_cache", "get_amp_supported_dtype", "get_arch_list",
     "get_device_capability", "get_device_name", "get_device_properties", "get_rng_state",
-    "get_rng_state_all", "get_sync_debug_mode", "graph", "graph_pool_handle", "init",
+    "get_rng_state_all", "get_sync_debug_mode", "graph", "graph_pool_handle", "host_memory_stats", "init",
     "initial_seed", "is_available", "is_bf16_supported", "is_current_stream_capturing",
     "is_initialized", "make_graphed_callables", "manual_seed", "manual_seed_all",
     "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_snapshot", "memory_stats", "memory_summary", "range_pop",
     "range_push", "reset_accumulated_memory_stats", "reset_max_memory_allocated",
-    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_per_process_memory_fraction",
+    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_per_process_memory_fraction", "use_mem_pool",
     "set_rng_state", "set_rng_state_all", "set_stream", "set_sync_debug_mode", "stream",
     "synchronize", "utilization",
 ]

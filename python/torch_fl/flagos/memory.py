@@ -116,6 +116,45 @@ def caching_allocator_delete(mem_ptr: int) -> None:
     del block
 
 
+def host_memory_stats() -> Dict[str, int]:
+    """The pinned-host cache's statistics, in ``torch.cuda.host_memory_stats``'
+    keys: ``allocations.*`` and ``allocated_bytes.*`` (current, peak,
+    allocated, freed: blocks held by the cache, in use or cached),
+    ``num_host_alloc`` and ``num_host_free`` (calls to the plugin)."""
+    return dict(_C._host_memory_stats())
+
+
+def _snapshot(device=None) -> dict:
+    """``torch.cuda.memory._snapshot``'s shape: the caching allocator's
+    segments; no device traces (see ``_record_memory_history``)."""
+    return {"segments": memory_snapshot(device), "device_traces": []}
+
+
+def _record_memory_history(enabled="all", *args, **kwargs) -> None:
+    """Stopping is a no-op; recording is not available."""
+    from torch_fl import flagos
+
+    if enabled is None or enabled is False:
+        return
+    flagos._unavailable("memory._record_memory_history",
+                        "the flagos caching allocator keeps no per-allocation history; "
+                        "memory._snapshot() and memory_snapshot() give its segments and blocks")
+
+
+class MemPool:
+    """``torch.cuda.MemPool`` is not available on flagos (see ``__init__``)."""
+
+    def __init__(self, *args, **kwargs):
+        from torch_fl import flagos
+
+        flagos._unavailable("MemPool", "the flagos caching allocator has no user-made pools; "
+                            "graph capture's private pools are torch.flagos.graph_pool_handle()")
+
+
+def use_mem_pool(pool, device=None):
+    MemPool()
+
+
 def set_per_process_memory_fraction(fraction: float, device=None) -> None:
     from torch_fl import flagos
 
