@@ -27,7 +27,7 @@ PROBE = textwrap.dedent(r"""
         except Exception as e:
             return "error: " + str(e).splitlines()[0][:120]
 
-    out = {"installed": sorted(torch_fl.compat._installed)}
+    out = {"installed": torch_fl.compat.installed()}
     out["cuda_available"] = torch.cuda.is_available()
     if "--devices" in sys.argv:
         model = torch.nn.Linear(4, 2)

@@ -53,6 +53,7 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1],
              profile_memory=True) as prof:
     with torch.flagos.stream(s):
         c = torch.mm(fa, fb)
+    torch.flagos.current_stream().wait_stream(s)  # c is s's until then
     back = c.cpu()
 spans = [e for e in device_spans(prof) if e.name == "aten::mm.out"]
 cpu_mm = [e for e in prof.events() if e.name == "aten::mm"]

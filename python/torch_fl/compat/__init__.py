@@ -67,6 +67,11 @@ def activate() -> list[str]:
     return names
 
 
+def installed() -> list[str]:
+    """The shims in place in this process, sorted."""
+    return sorted(_installed)
+
+
 def native_cuda() -> bool:
     """Whether torch itself has a usable CUDA device in this process."""
     from torch_fl.compat import cuda_shim

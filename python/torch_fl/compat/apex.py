@@ -57,5 +57,5 @@ def install(module) -> None:
 
 def applies() -> bool:
     """Whether the plugin has a stock device the kernels could read flagos memory from."""
-    caps = torch.flagos.get_device_properties(0).capabilities
+    caps = _C._device_properties(0)["capabilities"]  # no device initialisation at import
     return "cuda_abi" in caps or "host_addressable" in caps
