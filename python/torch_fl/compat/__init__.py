@@ -49,12 +49,13 @@ def activate() -> list[str]:
     their names: what the full profile does at import, for a process started
     with the minimal one."""
     names = []
-    if torch.flagos.device_count() > 0:
+    has_device = torch.flagos.device_count() > 0
+    if has_device:
         if _env.get("FLAGOS_ALIAS_CUDA"):
             names += ["cuda_alias", "transformers_device"]
         if not _env.get("FLAGOS_DISABLE_CUDA_SHIM") and ("cuda_alias" in names or not native_cuda()):
             names.append("cuda_shim")
-    if torch.flagos.device_count() > 0 and not _env.get("FLAGOS_DISABLE_APEX_COMPAT"):
+    if has_device and not _env.get("FLAGOS_DISABLE_APEX_COMPAT"):
         from torch_fl.compat import apex
         if apex.applies():
             names.append("apex")

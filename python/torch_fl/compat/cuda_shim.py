@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import torch
 
+from torch_fl.compat.cuda_alias import _flagos  # torch.cuda's device argument as flagos'
+
 # torch.cuda name -> torch.flagos name, for the functions with a device argument.
 WITH_DEVICE = {
     "current_stream": "current_stream", "default_stream": "default_stream",
@@ -45,18 +47,9 @@ def native(name: str):
     return _replaced[name] if name in _replaced else getattr(torch.cuda, name)
 
 
-def _as_flagos(device):
-    """torch.cuda's device argument as torch.flagos takes it."""
-    if isinstance(device, str) and (device == "cuda" or device.startswith("cuda:")):
-        return "flagos" + device[4:]
-    if isinstance(device, torch.device) and device.type == "cuda":
-        return torch.device("flagos", device.index) if device.index is not None else torch.device("flagos")
-    return device
-
-
 def _with_device(fn):
     def answer(device=None, *args, **kwargs):
-        return fn(_as_flagos(device), *args, **kwargs)
+        return fn(_flagos(device), *args, **kwargs)
 
     answer.__name__ = fn.__name__
     answer.__doc__ = f"torch.flagos.{fn.__name__}, for torch.cuda (the torch.cuda shim)."
@@ -64,13 +57,13 @@ def _with_device(fn):
 
 
 def _set_rng_state(new_state, device="cuda"):
-    return torch.flagos.set_rng_state(new_state, _as_flagos(device))
+    return torch.flagos.set_rng_state(new_state, _flagos(device))
 
 
 def _context(cls):
     class Context(cls):
         def __init__(self, device):
-            super().__init__(_as_flagos(device) if not isinstance(device, torch.Tensor) else device)
+            super().__init__(_flagos(device) if not isinstance(device, torch.Tensor) else device)
 
     Context.__name__ = Context.__qualname__ = cls.__name__
     return Context
