@@ -39,7 +39,7 @@ FACTORIES = (
 TENSOR_FACTORIES = ("new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor", "new_zeros")
 
 _native_device = torch.device
-_originals: dict = {}
+_installed = False
 
 
 def _flagos(device):
@@ -133,42 +133,27 @@ def _restore_cuda_location(obj, location: str):
     return None
 
 
-def _patch(owner, name: str, value) -> None:
-    _originals[(owner, name)] = getattr(owner, name)
-    setattr(owner, name, value)
-
-
 def install() -> None:
     """Installs the alias (once)."""
-    if _originals:
+    global _installed
+    if _installed:
         return
+    _installed = True
     for name in FACTORIES:
         if hasattr(torch, name):
-            _patch(torch, name, _with_device_keyword(getattr(torch, name)))
+            setattr(torch, name, _with_device_keyword(getattr(torch, name)))
     for name in TENSOR_FACTORIES:
-        _patch(torch.Tensor, name, _with_device_keyword(getattr(torch.Tensor, name), name))
-    _patch(torch.Tensor, "to", _tensor_to(torch.Tensor.to))
-    _patch(torch.Tensor, "cuda", _cuda_method(torch.Tensor.flagos))
-    _patch(torch.nn.Module, "cuda", _cuda_method(torch.nn.Module.flagos))
+        setattr(torch.Tensor, name, _with_device_keyword(getattr(torch.Tensor, name), name))
+    torch.Tensor.to = _tensor_to(torch.Tensor.to)
+    torch.Tensor.cuda = _cuda_method(torch.Tensor.flagos)
+    torch.nn.Module.cuda = _cuda_method(torch.nn.Module.flagos)
     for storage in (torch.UntypedStorage, torch.TypedStorage):
-        _patch(storage, "cuda", _cuda_method(storage.flagos))
-    _patch(torch.amp.autocast_mode.autocast, "__init__",
-           _device_type_init(torch.amp.autocast_mode.autocast, "device_type"))
+        storage.cuda = _cuda_method(storage.flagos)
+    autocast = torch.amp.autocast_mode.autocast
+    autocast.__init__ = _device_type_init(autocast, "device_type")
     from torch.amp import grad_scaler
 
-    _patch(grad_scaler.GradScaler, "__init__", _device_type_init(grad_scaler.GradScaler, "device"))
-    _patch(torch, "load", _load(torch.load))
+    grad_scaler.GradScaler.__init__ = _device_type_init(grad_scaler.GradScaler, "device")
+    torch.load = _load(torch.load)
     # Before torch's own cuda entry (priority 20), which would need a CUDA build.
     torch.serialization.register_package(19, lambda obj: None, _restore_cuda_location)
-
-
-def installed() -> bool:
-    return bool(_originals)
-
-
-def uninstall() -> None:
-    """Puts every patched entry back (the serialization entry stays: it only
-    acts on cuda locations, which nothing else could load here)."""
-    for (owner, name), value in reversed(list(_originals.items())):
-        setattr(owner, name, value)
-    _originals.clear()

@@ -39,7 +39,6 @@ SAME = (
 CONTEXTS = ("device", "device_of")
 
 _replaced: dict[str, object] = {}  # name -> torch's own function
-_available_device_type = None  # torch._utils' own, while the shim is installed
 
 
 def native(name: str):
@@ -88,19 +87,5 @@ def install() -> list[str]:
     # torch's own device-generic code (DDP, distributed checkpointing) asks
     # this first and would take "cuda" from the shim's is_available(); the
     # tensors it then meets are flagos'.
-    global _available_device_type
-    _available_device_type = torch._utils._get_available_device_type
     torch._utils._get_available_device_type = lambda: "flagos"
     return sorted(_replaced)
-
-
-def installed() -> bool:
-    return bool(_replaced)
-
-
-def uninstall() -> None:
-    for name, original in _replaced.items():
-        setattr(torch.cuda, name, original)
-    _replaced.clear()
-    if _available_device_type is not None:
-        torch._utils._get_available_device_type = _available_device_type
