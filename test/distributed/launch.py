@@ -30,12 +30,14 @@ def free_port() -> int:
 
 
 def launch(script: str, args: list[str], env: dict[str, str], world_size: int = 2,
-           timeout: float = 120.0) -> list[Rank]:
+           timeout: float = 120.0, path: tuple[str, ...] = ()) -> list[Rank]:
+    """`path`: directories put on PYTHONPATH ahead of this one."""
     port = str(free_port())
     procs = []
     for rank in range(world_size):
         rank_env = dict(env, OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"), RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                        MASTER_ADDR="127.0.0.1", MASTER_PORT=port, PYTHONPATH=str(HERE))
+                        MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
+                        PYTHONPATH=os.pathsep.join([*path, str(HERE)]))
         procs.append(subprocess.Popen([sys.executable, str(HERE / script), *args], env=rank_env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     deadline = time.monotonic() + timeout

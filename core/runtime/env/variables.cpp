@@ -216,7 +216,7 @@ const std::vector<Variable>& variables() {
        "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_DIST_FORCE_NCCL", Scope::Test, Type::Bool, "0", "0 (off)", "",
        "In the manual MetaX distributed tests, skip FlagCX and use NCCL",
-       "vendor-shims", "distributed (metax plugin tests)"},
+       "vendor-shims", "", "stand-in FlagCX only"},
       {"FLAGOS_DCU_SKIP_LEGACY_SMOKE", Scope::Test, Type::Bool, "0", "0 (off)", "",
        "In .github/scripts/set_env_dcu.sh, skip the legacy-mode smoke path "
        "(FLAGOS_DCU_VENDOR_CORE=1) after the decoupled gates have run",

@@ -7,6 +7,9 @@
 tensors too. Each group runs on one tier, chosen when it is created and
 reported by :func:`tier`:
 
+- ``flagcx``: FlagCX's torch plugin (the ``flagcx`` package) is installed;
+  its backend serves the group's flagos tensors, gloo its CPU tensors
+  (``FLAGOS_DIST_FORCE_NCCL=1`` skips it);
 - ``communicator``: the plugin brings its own communicator (the ABI's
   collectives extension); collectives run on a device stream, ordered by
   events, CPU tensors still through gloo;

@@ -7,6 +7,10 @@ the process accelerator is flagos:
   flagos backend instead of gloo's "unsupported device type flagos";
 - no backend at all becomes "flagos", which serves CPU tensors as well (torch
   alone would map only the accelerator's device type).
+Where FlagCX's torch plugin is to serve the group's flagos tensors (the
+flagcx tier), "flagos" and no backend become "cpu:gloo,flagos:flagos" too:
+FlagCX takes no CPU tensors, and torch builds a "flagos"-only group's backend
+once for both device types.
 The group keeps the name it was asked for (dist.get_backend still says "gloo").
 """
 
@@ -16,8 +20,10 @@ import torch
 import torch.distributed.distributed_c10d as c10d
 
 from torch_fl import _env
+from torch_fl.distributed import _tiers
 
 _original_init = None
+_SPLIT = "cpu:gloo,flagos:flagos"  # CPU tensors to gloo itself, flagos tensors to the flagos backend
 
 
 def _accelerator_is_flagos() -> bool:
@@ -28,12 +34,14 @@ def _accelerator_is_flagos() -> bool:
 def resolve(backend: str) -> str:
     """The backend string torch is given instead of `backend`."""
     name = str(backend).lower()
+    if name == "flagos" and _tiers.flagcx_wanted():
+        return _SPLIT
     if not _accelerator_is_flagos():
         return backend
     if name == c10d.Backend.UNDEFINED:
-        return "flagos"
+        return _SPLIT if _tiers.flagcx_wanted() else "flagos"
     if name == "gloo" and _env.get("FLAGOS_DIST_REDIRECT_GLOO"):
-        return "cpu:gloo,flagos:flagos"
+        return _SPLIT
     return backend
 
 

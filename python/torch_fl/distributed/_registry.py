@@ -3,6 +3,7 @@ record of which tier each group got."""
 
 from __future__ import annotations
 
+import os
 import sys
 import weakref
 from datetime import timedelta
@@ -11,10 +12,10 @@ import torch
 import torch.distributed as dist
 
 from torch_fl import _C
-from torch_fl.distributed import _redirect, _tiers
+from torch_fl.distributed import _flagcx, _redirect, _tiers
 
 BACKEND_NAME = "flagos"
-TIERS = (_tiers.COMMUNICATOR, _tiers.GLOO_ZERO_COPY, _tiers.GLOO_STAGED)
+TIERS = (_tiers.FLAGCX, _tiers.COMMUNICATOR, _tiers.GLOO_ZERO_COPY, _tiers.GLOO_STAGED)
 
 # group name -> tier; names are unique per process (torch derives them).
 _tier_by_group: dict[str, str] = {}
@@ -25,8 +26,15 @@ def _create(opts, pg_options) -> object:
     """torch's extended creator call: one backend for one new group."""
     chosen = _tiers.choose()
     timeout = opts.timeout if isinstance(opts.timeout, timedelta) else timedelta(seconds=1800)
-    gloo = dist.ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size, timeout)
     backend = None
+    if chosen == _tiers.FLAGCX:
+        # Only flagos tensors reach it: such a group's BackendConfig gives CPU
+        # tensors to gloo itself (_redirect.resolve).
+        try:
+            backend = _flagcx.create(opts, pg_options, timeout)
+        except _flagcx.Unavailable as e:
+            chosen = _tiers.flagcx_unavailable(str(e), say=opts.group_rank == 0)
+    gloo = dist.ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size, timeout) if backend is None else None
     if chosen == _tiers.COMMUNICATOR:
         # CPU tensors, and what the communicator lacks, still go through gloo.
         fallback = _C.GlooTierBackend(gloo, zero_copy=_tiers.fallback_zero_copy())
@@ -39,8 +47,9 @@ def _create(opts, pg_options) -> object:
         backend = _C.GlooTierBackend(gloo, zero_copy=chosen == _tiers.GLOO_ZERO_COPY)
     _tier_by_group[opts.group_id] = chosen
     if opts.group_rank == 0:
+        via = f"{_flagcx.SELECTOR}={os.environ.get(_flagcx.SELECTOR, '')}, " if chosen == _tiers.FLAGCX else ""
         print(f"[flagos] distributed: group '{opts.group_id}' ({opts.group_size} ranks) "
-              f"runs on tier {chosen} ({_C.active_plugin()['name']} plugin)", file=sys.stderr, flush=True)
+              f"runs on tier {chosen} ({via}{_C.active_plugin()['name']} plugin)", file=sys.stderr, flush=True)
     return backend
 
 

@@ -8,7 +8,9 @@ import warnings
 import torch
 
 from torch_fl import _C, _env
+from torch_fl.distributed import _flagcx
 
+FLAGCX = "flagcx"
 COMMUNICATOR = "communicator"
 GLOO_ZERO_COPY = "gloo-zero-copy"
 GLOO_STAGED = "gloo-staged"
@@ -30,12 +32,35 @@ def fallback_zero_copy() -> bool:
     return _host_addressable()
 
 
-def choose() -> str:
-    """The tier for a group built now; raises when the only one left is
-    forbidden. Warns once per process when it is the staged one."""
+def choose(flagcx: bool = True) -> str:
+    """The tier for a group built now (FlagCX's only where `flagcx`); raises
+    when the only one left is forbidden. Warns once per process when it is
+    the staged one."""
+    if flagcx and flagcx_wanted():
+        return FLAGCX
     if torch.flagos.device_count() > 0 and _C.has_collectives():
         return COMMUNICATOR
     return choose_gloo()
+
+
+def flagcx_wanted() -> bool:
+    """Whether a group built now tries FlagCX's plugin first: it is
+    installed, has not failed to import, and FLAGOS_DIST_FORCE_NCCL is off."""
+    return torch.flagos.device_count() > 0 and _flagcx.wanted()
+
+
+_flagcx_unavailable_said = False
+
+
+def flagcx_unavailable(why: str, say: bool) -> str:
+    """The next tier for a group FlagCX could not serve; says why once per
+    process where `say` (the group's rank 0)."""
+    global _flagcx_unavailable_said
+    if say and not _flagcx_unavailable_said:
+        _flagcx_unavailable_said = True
+        print(f"[flagos] distributed: FlagCX's torch plugin is unavailable, so flagos groups use the next "
+              f"tier: {why}", file=sys.stderr, flush=True)
+    return choose(flagcx=False)
 
 
 _unavailable_said = False
