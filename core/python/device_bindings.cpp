@@ -7,11 +7,13 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/Storage.h>
 #include <torch/csrc/utils/device_lazy_init.h>
 
 #include "bindings.h"
 #include "device/device_allocator.h"
 #include "device/host_allocator.h"
+#include "device/ipc.h"
 #include "device/runtime.h"
 #include "memory/caching_allocator.h"
 
@@ -95,6 +97,15 @@ void bind_device(py::module_& m) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
   });
   m.def("_device_properties", &properties);
+  // torch_fl.multiprocessing: a storage's bytes for another process, and back.
+  m.def("_share_storage", [](py::handle storage) {
+    device::SharedStorage s = device::share_storage(THPStorage_Unpack(storage.ptr()));
+    return py::make_tuple(s.device, py::bytes(s.handle), s.alloc_size, s.fd, s.offset, s.nbytes);
+  });
+  m.def("_open_shared_storage", [](int d, py::bytes handle, uint64_t alloc_size, int fd,
+                                   uint64_t offset, uint64_t nbytes) {
+    return device::open_shared_storage(d, std::string(handle), alloc_size, fd, offset, nbytes);
+  });
   m.def("_mem_get_info", [](int d) { return device::mem_get_info(static_cast<c10::DeviceIndex>(d)); });
   m.def("_memory_snapshot", &snapshot);
   m.def("_host_empty_cache", [] {

@@ -17,6 +17,7 @@
 #include "flagos/ext/collectives.h"
 #include "flagos/ext/graphs.h"
 #include "flagos/ext/profiler.h"
+#include "flagos/ext/ipc.h"
 
 /* ABI 1.0 */
 #define FLAGOS_PLUGIN_API_SIZE_1_0 FLAGOS_STRUCT_SIZE(flagos_plugin_api_t, event_elapsed_ms)
@@ -41,6 +42,9 @@
 #define FLAGOS_PROFILER_EXT_SIZE_1_4 FLAGOS_STRUCT_SIZE(flagos_profiler_ext_t, pop_correlation)
 #define FLAGOS_PROFILER_OPTIONS_SIZE_1_4 FLAGOS_STRUCT_SIZE(flagos_profiler_options_t, max_records)
 #define FLAGOS_ACTIVITY_RECORD_SIZE_1_4 FLAGOS_STRUCT_SIZE(flagos_activity_record_t, address)
+/* ABI 1.5: an extension type and its handle, no change to the table. */
+#define FLAGOS_IPC_EXT_SIZE_1_5 FLAGOS_STRUCT_SIZE(flagos_ipc_ext_t, close_memory)
+#define FLAGOS_IPC_HANDLE_SIZE_1_5 FLAGOS_STRUCT_SIZE(flagos_ipc_handle_t, reserved)
 
 /* Smallest plugin table accepted for a claimed minor (index = minor). */
 #define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
@@ -62,6 +66,8 @@ FLAGOS_ABI_ASSERT(FLAGOS_GRAPHS_EXT_SIZE_1_3 == 88, graphs_ext_1_3);
 FLAGOS_ABI_ASSERT(FLAGOS_PROFILER_EXT_SIZE_1_4 == 88, profiler_ext_1_4);
 FLAGOS_ABI_ASSERT(FLAGOS_PROFILER_OPTIONS_SIZE_1_4 == 16, profiler_options_1_4);
 FLAGOS_ABI_ASSERT(FLAGOS_ACTIVITY_RECORD_SIZE_1_4 == 80, activity_record_1_4);
+FLAGOS_ABI_ASSERT(FLAGOS_IPC_EXT_SIZE_1_5 == 64, ipc_ext_1_5);
+FLAGOS_ABI_ASSERT(FLAGOS_IPC_HANDLE_SIZE_1_5 == 80, ipc_handle_1_5);
 FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
 #endif
 

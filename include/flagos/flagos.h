@@ -15,6 +15,7 @@
 #include "flagos/ext/collectives.h"
 #include "flagos/ext/graphs.h"
 #include "flagos/ext/profiler.h"
+#include "flagos/ext/ipc.h"
 #include "flagos/abi_sizes.h"
 
 #endif /* FLAGOS_FLAGOS_H_ */

@@ -71,6 +71,7 @@ typedef struct flagos_extension {
 #define FLAGOS_EXTENSION_COLLECTIVES 4 /* flagos/ext/collectives.h, ABI 1.2 */
 #define FLAGOS_EXTENSION_GRAPHS 5 /* flagos/ext/graphs.h, ABI 1.3 */
 #define FLAGOS_EXTENSION_PROFILER 6 /* flagos/ext/profiler.h, ABI 1.4 */
+#define FLAGOS_EXTENSION_IPC 7 /* flagos/ext/ipc.h, ABI 1.5 */
 
 /* Memory copy directions. */
 #define FLAGOS_MEMCPY_HOST_TO_HOST 0

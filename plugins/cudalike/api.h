@@ -29,8 +29,12 @@ struct Plugin {
 // names a communicator library, followed by testing_extension(); else the latter.
 const flagos_extension_t* collectives_extension();
 
+// api_ipc.cpp: FLAGOS_EXTENSION_IPC (memory shared between processes),
+// followed by collectives_extension().
+const flagos_extension_t* ipc_extension();
+
 // api_graphs.cpp: FLAGOS_EXTENSION_GRAPHS (stream capture), followed by
-// collectives_extension(); and the mutexes of its handles, held across fork().
+// ipc_extension(); and the mutexes of its handles, held across fork().
 const flagos_extension_t* graphs_extension();
 std::vector<std::mutex*> graph_mutexes();
 

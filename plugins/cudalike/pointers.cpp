@@ -41,6 +41,12 @@ size_t forget_block(const void* base) {
   return size;
 }
 
+size_t block_size(const void* base) {
+  std::lock_guard<std::mutex> lock(blocks_mutex());
+  auto it = blocks().find(reinterpret_cast<uintptr_t>(base));
+  return it == blocks().end() ? 0 : it->second.size;
+}
+
 namespace {
 
 // cudaPointerAttributes: its first four members are as laid out since CUDA

@@ -25,6 +25,8 @@ struct Pointer {
 // returning its size (0: no block starts at base).
 void note_block(const void* base, size_t size, Memory memory, int32_t device);
 size_t forget_block(const void* base);
+// The size of the live block starting exactly at `base`; 0 when none does.
+size_t block_size(const void* base);
 
 // Never dereferences `p`; any address inside a live block classifies as it.
 Pointer classify(const void* p);

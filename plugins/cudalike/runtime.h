@@ -15,6 +15,11 @@ namespace flagos_cudalike {
 using rt_stream = void*;
 using rt_event = void*;
 using rt_host_fn = void (*)(void*);
+// cudaIpcMemHandle_t (hipIpcMemHandle_t, musaIpcMemHandle_t alike): 64 bytes,
+// passed by value to IpcOpenMemHandle.
+struct rt_ipc_handle {
+  char reserved[64];
+};
 
 // X(member, symbol suffix, required, return type, parameters): the symbol is
 // the vendor prefix + suffix. Calls whose names vary by vendor (pinned
@@ -56,7 +61,10 @@ using rt_host_fn = void (*)(void*);
   X(graph_launch, "GraphLaunch", 0, int, (void*, rt_stream))                                    \
   X(graph_destroy, "GraphDestroy", 0, int, (void*))                                             \
   X(graph_exec_destroy, "GraphExecDestroy", 0, int, (void*))                                    \
-  X(thread_exchange_stream_capture_mode, "ThreadExchangeStreamCaptureMode", 0, int, (int*))
+  X(thread_exchange_stream_capture_mode, "ThreadExchangeStreamCaptureMode", 0, int, (int*)) \
+  X(ipc_get_mem_handle, "IpcGetMemHandle", 0, int, (rt_ipc_handle*, void*))                     \
+  X(ipc_open_mem_handle, "IpcOpenMemHandle", 0, int, (void**, rt_ipc_handle, unsigned))         \
+  X(ipc_close_mem_handle, "IpcCloseMemHandle", 0, int, (void*))
 
 // Driver-library calls (prefix "cu"/"mu"), all optional.
 #define FLAGOS_CUDALIKE_DRIVER_CALLS(X)                                                        \

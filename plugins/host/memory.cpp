@@ -56,8 +56,40 @@ std::shared_ptr<Block> take(void* ptr, BlockKind kind) {
   return b;
 }
 
+// Maps `b->reserved` bytes of file `fd` read/write (strict: the PROT_NONE
+// device view and the plugin's alias); returns 0 or an errno.
+int map_file(Block* b, int fd) {
+  if (options().strict) {
+    int err = 0;
+    if (!strict_map_file(fd, b->reserved, &b->strict, &err)) return err;
+    b->addr = static_cast<uint8_t*>(b->strict.device);
+    b->access = static_cast<uint8_t*>(b->strict.alias);
+    return 0;
+  }
+  void* p = mmap(nullptr, b->reserved, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return errno;
+  b->addr = b->access = static_cast<uint8_t*>(p);
+  b->page_mapped = true;
+  return 0;
+}
+
+// Shareable memory: a memfd of its own, kept open so that another process
+// can be given it; returns 0 or an errno.
+int map_shareable(Block* b) {
+  int fd = memfd_create("flagos-host-shared", MFD_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = ftruncate(fd, static_cast<off_t>(b->reserved)) == 0 ? map_file(b, fd) : errno;
+  if (err != 0) {
+    close(fd);
+    return err;
+  }
+  b->fd = fd;
+  return 0;
+}
+
 // Backs `b` with host memory; returns 0 or an errno.
-int map_device_memory(Block* b) {
+int map_device_memory(Block* b, bool shareable) {
+  if (shareable) return map_shareable(b);
   if (options().strict) {
     int err = 0;
     if (!strict_map(b->reserved, &b->strict, &err)) return err;
@@ -79,10 +111,11 @@ Block::~Block() {
     strict_unmap(strict);
   } else if (page_mapped) {
     munmap(addr, reserved);
-  } else {
+  } else if (addr != nullptr) {
     std::free(addr);
   }
-  if (kind == BlockKind::kDevice) g_used[device].fetch_sub(reserved);
+  if (fd >= 0) close(fd);
+  if (kind == BlockKind::kDevice && !imported) g_used[device].fetch_sub(reserved);
 }
 
 std::mutex& memory_mutex() {
@@ -90,13 +123,14 @@ std::mutex& memory_mutex() {
   return *m;
 }
 
-flagos_status_t alloc_device(const char* fn, int32_t device, uint64_t size, void** out) {
+flagos_status_t alloc_device(const char* fn, int32_t device, uint64_t size, void** out,
+                             bool shareable) {
   if (size == 0) {
     *out = nullptr;
     return FLAGOS_SUCCESS;
   }
   uint64_t cap = options().capacity_bytes;
-  uint64_t bytes = size > cap ? size : round_up(size, alloc_alignment());
+  uint64_t bytes = size > cap ? size : round_up(size, shareable ? page_size() : alloc_alignment());
   uint64_t free_bytes = 0;
   if (!reserve(device, bytes, &free_bytes))
     return fail(FLAGOS_ERROR_OUT_OF_MEMORY,
@@ -107,7 +141,7 @@ flagos_status_t alloc_device(const char* fn, int32_t device, uint64_t size, void
   b->device = device;
   b->size = size;
   b->reserved = bytes;
-  if (int err = map_device_memory(b.get())) {
+  if (int err = map_device_memory(b.get(), shareable)) {
     // Nothing is mapped (addr is null), so ~Block only returns the reservation.
     return fail(FLAGOS_ERROR_OUT_OF_MEMORY, "%s: device %d cannot back %llu bytes: %s", fn,
                 device, (unsigned long long)size, std::strerror(err));
@@ -126,10 +160,40 @@ flagos_status_t free_device(const char* fn, int32_t device, void* ptr) {
   if (found->device != device)
     return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %p belongs to device %d, not device %d", fn,
                 ptr, found->device, device);
+  if (found->imported)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT,
+                "%s: %p is another process's memory from open_memory; release it with close_memory",
+                fn, ptr);
   found.reset();
   // A concurrent free of the same pointer may win the race; that one succeeds.
   if (!take(ptr, BlockKind::kDevice))
     return fail(FLAGOS_ERROR_INVALID_HANDLE, "%s: %p was freed concurrently", fn, ptr);
+  return FLAGOS_SUCCESS;
+}
+
+flagos_status_t import_device(const char* fn, int32_t device, int fd, uint64_t size, void** out) {
+  auto b = std::make_shared<Block>();
+  b->device = device;
+  b->size = size;
+  b->reserved = round_up(size, page_size());
+  b->imported = true;  // from here on ~Block charges nothing back
+  if (int err = map_file(b.get(), fd))
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: cannot map %llu bytes of descriptor %d: %s", fn,
+                (unsigned long long)size, fd, std::strerror(err));
+  insert(b);
+  *out = b->addr;
+  return FLAGOS_SUCCESS;
+}
+
+flagos_status_t close_import(const char* fn, int32_t device, void* ptr) {
+  std::shared_ptr<Block> found = find_block(ptr);
+  if (!found || !found->imported || found->addr != ptr || found->device != device)
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %p is not memory open_memory mapped on device %d",
+                fn, ptr, device);
+  found.reset();
+  // Pending tasks hold their own reference: the pages stay mapped until they finish.
+  if (!take(ptr, BlockKind::kDevice))
+    return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %p was closed concurrently", fn, ptr);
   return FLAGOS_SUCCESS;
 }
 

@@ -24,7 +24,9 @@ struct Block {
   uint8_t* addr = nullptr;    // what the caller was given
   uint8_t* access = nullptr;  // where the plugin reads and writes (strict alias)
   StrictMapping strict;       // set when strict-mode mapped
-  bool page_mapped = false;   // pinned host memory comes from mmap
+  bool page_mapped = false;   // mmap'd (pinned host, shareable, imported): munmap `reserved`
+  int fd = -1;                // shareable memory's memfd, kept open for export_memory
+  bool imported = false;      // another process's memory (open_memory): not charged, not freed
 
   Block() = default;
   Block(const Block&) = delete;
@@ -40,8 +42,14 @@ struct Block {
 // Guards the block map; held across fork() (see plugin_entry.cpp).
 std::mutex& memory_mutex();
 
-flagos_status_t alloc_device(const char* fn, int32_t device, uint64_t size, void** out);
+// `shareable`: backed by a memfd that export_memory hands out (flagos/ext/ipc.h).
+flagos_status_t alloc_device(const char* fn, int32_t device, uint64_t size, void** out,
+                             bool shareable = false);
 flagos_status_t free_device(const char* fn, int32_t device, void* ptr);
+// Maps `size` bytes of another process's shareable memory file `fd` (the
+// caller keeps `fd`) as memory of `device`, and the release of that mapping.
+flagos_status_t import_device(const char* fn, int32_t device, int fd, uint64_t size, void** out);
+flagos_status_t close_import(const char* fn, int32_t device, void* ptr);
 flagos_status_t alloc_pinned(const char* fn, uint64_t size, void** out);
 flagos_status_t free_pinned(const char* fn, void* ptr);
 

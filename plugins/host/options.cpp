@@ -27,7 +27,7 @@ flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Op
   flagos_status_t st = kit::check_options(fn, host);
   if (st != FLAGOS_SUCCESS) return st;
   Options o = default_options();
-  long long devices = o.devices, strict = 0, collectives = 1, graphs = 1, profiler = 1;
+  long long devices = o.devices, strict = 0, collectives = 1, graphs = 1, profiler = 1, ipc = 1;
   long long memory_mb = -1;  // -1: keep the default capacity
   st = kit::int_option(fn, host, "devices", 0, kMaxDevices, &devices);
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "strict", 0, 1, &strict);
@@ -37,10 +37,12 @@ flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Op
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "collectives", 0, 1, &collectives);
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "graphs", 0, 1, &graphs);
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "profiler", 0, 1, &profiler);
+  if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "ipc", 0, 1, &ipc);
   if (st != FLAGOS_SUCCESS) return st;
   o.collectives = collectives == 1;
   o.graphs = graphs == 1;
   o.profiler = profiler == 1;
+  o.ipc = ipc == 1;
   o.devices = static_cast<int32_t>(devices);
   o.strict = strict == 1;
   if (memory_mb >= 0) o.capacity_bytes = static_cast<uint64_t>(memory_mb) << 20;

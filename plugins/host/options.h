@@ -17,10 +17,12 @@ struct Options {
   bool collectives = true;       // "collectives": chain FLAGOS_EXTENSION_COLLECTIVES
   bool graphs = true;            // "graphs": chain FLAGOS_EXTENSION_GRAPHS
   bool profiler = true;          // "profiler": chain FLAGOS_EXTENSION_PROFILER
+  bool ipc = true;               // "ipc": chain FLAGOS_EXTENSION_IPC
 
   bool operator==(const Options& o) const {
     return devices == o.devices && strict == o.strict && capacity_bytes == o.capacity_bytes &&
-           collectives == o.collectives && graphs == o.graphs && profiler == o.profiler;
+           collectives == o.collectives && graphs == o.graphs && profiler == o.profiler &&
+           ipc == o.ipc;
   }
 };
 

@@ -9,6 +9,7 @@
 #include "flagos/kit/fork_guard.hpp"
 #include "graphs.h"
 #include "handles.h"
+#include "ipc.h"
 #include "kernels.h"
 #include "kit.h"
 #include "flagos/kit/entry.hpp"
@@ -39,7 +40,7 @@ void install_fork_guard() {
 }  // namespace
 
 const flagos_extension_t* HostPlugin::extensions() {
-  return kernels_extension();  // then graphs, profiler, collectives (unless =0 each), testing
+  return kernels_extension();  // then graphs, profiler, ipc, collectives (unless =0 each), testing
 }
 
 // Runs under the kit's entry lock.
@@ -52,6 +53,8 @@ flagos_status_t HostPlugin::configure(const char* fn, const flagos_host_info_t* 
     // The table (and so the chain's head) exists already; its links are
     // settled here, before the first successful call returns the table.
     const flagos_extension_t* rest = opts.collectives ? collectives_extension() : testing_extension();
+    set_ipc_next(rest);
+    if (opts.ipc) rest = ipc_extension();
     set_profiler_next(rest);
     if (opts.profiler) rest = profiler_extension();
     set_graphs_next(rest);
@@ -62,11 +65,11 @@ flagos_status_t HostPlugin::configure(const char* fn, const flagos_host_info_t* 
     // Device count and capacity are promised stable for the process lifetime.
     return fail(FLAGOS_ERROR_INVALID_STATE,
                 "%s: called again with different options (devices=%d strict=%d memory_mb=%llu "
-                "collectives=%d graphs=%d profiler=%d already in force)",
+                "collectives=%d graphs=%d profiler=%d ipc=%d already in force)",
                 fn, options().devices, options().strict ? 1 : 0,
                 (unsigned long long)(options().capacity_bytes >> 20),
                 options().collectives ? 1 : 0, options().graphs ? 1 : 0,
-                options().profiler ? 1 : 0);
+                options().profiler ? 1 : 0, options().ipc ? 1 : 0);
   }
   return FLAGOS_SUCCESS;
 }

@@ -17,6 +17,9 @@ struct StrictMapping {
 // Maps `length` bytes (a page multiple). On failure returns false and sets
 // *error to the errno of the step that failed; nothing stays mapped or open.
 bool strict_map(size_t length, StrictMapping* out, int* error);
+// Maps `length` bytes of an existing file `fd` (shareable memory, this
+// process's or another's) the same way; the caller keeps `fd`.
+bool strict_map_file(int fd, size_t length, StrictMapping* out, int* error);
 void strict_unmap(const StrictMapping& m);
 
 }  // namespace flagos_host

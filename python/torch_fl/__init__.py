@@ -50,6 +50,7 @@ import torch  # noqa: F401  (libtorch must be loaded before the core)
 
 from torch_fl import _C, _autograd, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor, distributed
 from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, _platform_env, compat
+from torch_fl import multiprocessing as _multiprocessing
 from torch_fl import compile as _compile
 from torch_fl._plugins import entry_point_candidates
 
@@ -148,6 +149,7 @@ def _initialize() -> None:
     _routing.install()  # the core resolves the whole conf before registering a kernel
     _device.register()
     _autograd.install()
+    _multiprocessing.install()
     _compat.install()
     compat.install(plugin["name"])
     _cuda_queries.install(plugin["name"])

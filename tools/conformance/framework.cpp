@@ -18,7 +18,7 @@ std::vector<Group> all_groups() {
   return {packaging_group(),   handshake_group(), struct_size_group(), errors_group(),
           device_group(),      memory_group(),    copies_group(),      streams_group(),
           stress_group(),      collectives_group(), graphs_group(),    profiler_group(),
-          lifecycle_group()};
+          ipc_group(),         lifecycle_group()};
 }
 
 // ---- the table ---------------------------------------------------------------------

@@ -129,6 +129,7 @@ Group stress_group();
 Group collectives_group();
 Group graphs_group();
 Group profiler_group();
+Group ipc_group();
 Group lifecycle_group();
 
 }  // namespace conformance

@@ -208,6 +208,13 @@ void check_known_extension(Ctx& c, const flagos_plugin_api_t* api, const flagos_
                  x->profiler_collect && x->profiler_destroy && x->push_correlation &&
                  x->pop_correlation,
              "profiler: a function is NULL");
+  } else if (e->type == FLAGOS_EXTENSION_IPC) {
+    c.require(e->struct_size >= FLAGOS_IPC_EXT_SIZE_1_5, "ipc extension too small");
+    auto* x = reinterpret_cast<const flagos_ipc_ext_t*>(e);
+    c.expect(x->export_memory && x->open_memory && x->close_memory, "ipc: a function is NULL");
+    const bool all = (x->flags & FLAGOS_IPC_ALL_ALLOCATIONS) != 0;
+    c.expect(all == (x->mem_alloc_shareable == nullptr),
+             "ipc: mem_alloc_shareable must be NULL exactly when FLAGOS_IPC_ALL_ALLOCATIONS is set");
   } else if (e->type == FLAGOS_EXTENSION_KERNELS) {
     c.require(e->struct_size >= FLAGOS_KERNELS_EXT_SIZE_1_0, "kernels extension too small");
     auto* k = reinterpret_cast<const flagos_kernels_ext_t*>(e);
@@ -239,12 +246,13 @@ void extensions_chain(Ctx& c) {
                    static_cast<size_t>(FLAGOS_EXTENSION_SIZE_1_0)));
     // Types below 0x10000 belong to the ABI: a plugin uses those of its minor
     // (DIAGNOSTICS came with 1.1, COLLECTIVES with 1.2, GRAPHS with 1.3,
-    // PROFILER with 1.4), or vendor-private ones.
+    // PROFILER with 1.4, IPC with 1.5), or vendor-private ones.
     const bool known = e->type == FLAGOS_EXTENSION_KERNELS || e->type == FLAGOS_EXTENSION_TESTING ||
                        (e->type == FLAGOS_EXTENSION_DIAGNOSTICS && api->abi_minor >= 1) ||
                        (e->type == FLAGOS_EXTENSION_COLLECTIVES && api->abi_minor >= 2) ||
                        (e->type == FLAGOS_EXTENSION_GRAPHS && api->abi_minor >= 3) ||
-                       (e->type == FLAGOS_EXTENSION_PROFILER && api->abi_minor >= 4);
+                       (e->type == FLAGOS_EXTENSION_PROFILER && api->abi_minor >= 4) ||
+                       (e->type == FLAGOS_EXTENSION_IPC && api->abi_minor >= 5);
     c.expect(known || e->type >= 0x10000 || api->abi_minor > FLAGOS_ABI_MINOR,
              strf("extension type %d is not a type of ABI 1.%u, nor vendor-private", e->type, api->abi_minor));
     check_known_extension(c, api, e);
