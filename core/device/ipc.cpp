@@ -7,11 +7,9 @@
 
 #include <cstring>
 
-#include "device/device_allocator.h"
 #include "device/runtime.h"
 #include "device/streams.h"
 #include "error.h"
-#include "memory/caching_allocator.h"
 
 namespace flagos::device {
 namespace {
@@ -117,21 +115,11 @@ SharedStorage share_storage(const c10::Storage& storage) {
   }
   const bool shareable = impl->data_ptr().get_deleter() == &free_shareable;
   if (!shareable && !(ext.flags & FLAGOS_IPC_ALL_ALLOCATIONS)) move_to_shareable(ext, impl, device);
-  void* base = nullptr;
-  if (impl->data_ptr().get_deleter() == &free_shareable) {
-    base = static_cast<Shareable*>(impl->data_ptr().get_context())->base;
-  } else {
-    base = caching_allocator(device).segment_of(impl->data()).first;
-    if (base == nullptr)
-      throw Error("sharing a flagos storage with another process: its memory is not from the "
-                  "flagos allocator (a storage made from another process's or a foreign pointer)");
-  }
   flagos_ipc_handle_t h{};
-  check(ext.export_memory(device, base, &h), "export_memory");
+  check(ext.export_memory(device, impl->data(), &h, &out.offset), "export_memory");
   out.handle.assign(reinterpret_cast<const char*>(h.bytes), sizeof h.bytes);
   out.alloc_size = h.size;
   out.fd = h.fd;
-  out.offset = static_cast<uint64_t>(static_cast<const char*>(impl->data()) - static_cast<char*>(base));
   return out;
 }
 

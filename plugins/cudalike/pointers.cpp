@@ -41,10 +41,17 @@ size_t forget_block(const void* base) {
   return size;
 }
 
-size_t block_size(const void* base) {
+bool block_of(const void* p, const void** base, size_t* size) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(blocks_mutex());
-  auto it = blocks().find(reinterpret_cast<uintptr_t>(base));
-  return it == blocks().end() ? 0 : it->second.size;
+  auto& m = blocks();
+  auto it = m.upper_bound(at);
+  if (it == m.begin()) return false;
+  --it;
+  if (at - it->first >= it->second.size) return false;
+  *base = reinterpret_cast<const void*>(it->first);
+  *size = it->second.size;
+  return true;
 }
 
 namespace {

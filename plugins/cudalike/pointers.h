@@ -25,8 +25,9 @@ struct Pointer {
 // returning its size (0: no block starts at base).
 void note_block(const void* base, size_t size, Memory memory, int32_t device);
 size_t forget_block(const void* base);
-// The size of the live block starting exactly at `base`; 0 when none does.
-size_t block_size(const void* base);
+// The live block holding `p` in the plugin's table: its start and size;
+// false when the table has none.
+bool block_of(const void* p, const void** base, size_t* size);
 
 // Never dereferences `p`; any address inside a live block classifies as it.
 Pointer classify(const void* p);

@@ -73,7 +73,9 @@ struct rt_ipc_handle {
   X(drv_device_get_name, "DeviceGetName", 0, int, (char*, int, int))                            \
   X(drv_device_get_uuid, "DeviceGetUuid", 0, int, (unsigned char*, int))                        \
   X(drv_device_total_mem, "DeviceTotalMem", 0, int, (size_t*, int))                             \
-  X(drv_primary_ctx_get_state, "DevicePrimaryCtxGetState", 0, int, (int, unsigned*, int*))
+  X(drv_primary_ctx_get_state, "DevicePrimaryCtxGetState", 0, int, (int, unsigned*, int*))     \
+  X(drv_mem_get_address_range, "MemGetAddressRange_v2", 0, int,                                 \
+    (unsigned long long*, size_t*, unsigned long long))
 
 struct Runtime {
 #define FLAGOS_CUDALIKE_MEMBER(member, suffix, required, ret, params) ret(*member) params = nullptr;

@@ -34,20 +34,22 @@ flagos_status_t api_mem_alloc_shareable(flagos_device_t device, uint64_t size, v
   });
 }
 
-flagos_status_t api_export_memory(flagos_device_t device, void* base, flagos_ipc_handle_t* handle) {
+flagos_status_t api_export_memory(flagos_device_t device, const void* ptr, flagos_ipc_handle_t* handle,
+                                  uint64_t* offset) {
   static const char* fn = "export_memory";
   return guarded(fn, [&] {
     flagos_status_t st = check_device(fn, device);
     if (st == FLAGOS_SUCCESS) st = kit::need(fn, handle, "handle");
+    if (st == FLAGOS_SUCCESS) st = kit::need(fn, offset, "offset");
     if (st != FLAGOS_SUCCESS) return st;
-    std::shared_ptr<Block> b = base != nullptr ? find_block(base) : nullptr;
-    if (!b || b->kind != BlockKind::kDevice || b->addr != base || b->device != device || b->imported)
-      return fail(FLAGOS_ERROR_INVALID_ARGUMENT,
-                  "%s: %p is not the start of a live allocation of device %d", fn, base, device);
+    std::shared_ptr<Block> b = ptr != nullptr ? find_block(ptr) : nullptr;
+    if (!b || b->kind != BlockKind::kDevice || b->device != device || b->imported)
+      return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %p is in no allocation of device %d", fn, ptr,
+                  device);
     if (b->fd < 0)
       return fail(FLAGOS_ERROR_UNSUPPORTED,
                   "%s: %p is private memory from mem_alloc; only mem_alloc_shareable memory can "
-                  "be shared with another process", fn, base);
+                  "be shared with another process", fn, ptr);
     struct stat st_buf{};
     if (fstat(b->fd, &st_buf) != 0)
       return fail(FLAGOS_ERROR_INTERNAL, "%s: fstat of the allocation's memfd: %s", fn,
@@ -62,6 +64,7 @@ flagos_status_t api_export_memory(flagos_device_t device, void* base, flagos_ipc
     std::memcpy(handle->bytes, &h, sizeof h);
     handle->size = b->size;
     handle->fd = b->fd;
+    *offset = static_cast<uint64_t>(static_cast<const uint8_t*>(ptr) - b->addr);
     return FLAGOS_SUCCESS;
   });
 }

@@ -38,12 +38,15 @@ struct Shareable {
   ~Shareable() { c.api->mem_free(0, p); }
 };
 
-// Exports `base`, skipping the check when the runtime turns out to have no IPC.
-flagos_ipc_handle_t exported(Ctx& c, const Ipc& e, void* base) {
+// Exports the allocation holding `ptr`, skipping the check when the runtime
+// turns out to have no IPC; the pointer's offset goes to *offset if given.
+flagos_ipc_handle_t exported(Ctx& c, const Ipc& e, const void* ptr, uint64_t* offset = nullptr) {
   flagos_ipc_handle_t h{};
-  flagos_status_t st = e.export_memory(0, base, &h);
+  uint64_t off = ~0ull;
+  flagos_status_t st = e.export_memory(0, ptr, &h, &off);
   if (st == FLAGOS_ERROR_UNSUPPORTED) c.skip("the runtime cannot share memory here: " + c.last_error());
   c.ok(st, "export_memory");
+  if (offset != nullptr) *offset = off;
   return h;
 }
 
@@ -53,30 +56,39 @@ void extension_table(Ctx& c) {
   c.expect(all_allocations(e) == (e.mem_alloc_shareable == nullptr),
            "ipc: mem_alloc_shareable must be NULL exactly when FLAGOS_IPC_ALL_ALLOCATIONS is set");
   Shareable a(c, e, 4096);
-  c.expect_status(e.export_memory(0, a.p, nullptr), FLAGOS_ERROR_INVALID_ARGUMENT, "export_memory(handle NULL)");
+  uint64_t off = 0;
+  c.expect_status(e.export_memory(0, a.p, nullptr, &off), FLAGOS_ERROR_INVALID_ARGUMENT, "export_memory(handle NULL)");
   void* base = nullptr;
   c.expect_status(e.open_memory(0, nullptr, &base), FLAGOS_ERROR_INVALID_ARGUMENT, "open_memory(handle NULL)");
 }
 
-// A handle names the whole allocation, and asking twice gives the same one.
+bool same(const flagos_ipc_handle_t& a, const flagos_ipc_handle_t& b) {
+  return std::memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0 && a.size == b.size && a.fd == b.fd;
+}
+
+// A handle names the whole allocation: asking twice, or for a pointer inside
+// it, gives the same one, with the pointer's offset.
 void export_rules(Ctx& c) {
   const Ipc& e = need_ipc(c);
   const uint64_t n = 3 * 4096 + 100;
   Shareable a(c, e, n);
-  const flagos_ipc_handle_t h1 = exported(c, e, a.p), h2 = exported(c, e, a.p);
+  uint64_t off1 = 1, off2 = 1, off3 = 0;
+  const flagos_ipc_handle_t h1 = exported(c, e, a.p, &off1), h2 = exported(c, e, a.p, &off2);
   c.expect(h1.size >= n, strf("handle size %llu < the %llu bytes allocated", (unsigned long long)h1.size,
                               (unsigned long long)n));
-  c.expect(std::memcmp(h1.bytes, h2.bytes, sizeof h1.bytes) == 0 && h1.size == h2.size && h1.fd == h2.fd,
-           "two exports of one allocation gave different handles");
+  c.expect(same(h1, h2) && off1 == 0 && off2 == 0,
+           "two exports of one allocation gave different handles, or a nonzero offset for its start");
+  const flagos_ipc_handle_t h3 = exported(c, e, static_cast<char*>(a.p) + 512, &off3);
+  c.expect(same(h1, h3) && off3 == 512,
+           strf("a pointer 512 bytes in gave another handle or offset %llu", (unsigned long long)off3));
   flagos_ipc_handle_t h{};
-  c.expect_status(e.export_memory(0, static_cast<char*>(a.p) + 512, &h), FLAGOS_ERROR_INVALID_ARGUMENT,
-                  "export_memory(interior pointer)");
+  uint64_t off = 0;
   int local = 0;
-  c.expect_status(e.export_memory(0, &local, &h), FLAGOS_ERROR_INVALID_ARGUMENT,
+  c.expect_status(e.export_memory(0, &local, &h, &off), FLAGOS_ERROR_INVALID_ARGUMENT,
                   "export_memory(host pointer)");
   if (!all_allocations(e)) {
     DevBuf plain(c, 0, 4096);
-    c.expect_status(e.export_memory(0, plain.get(), &h), FLAGOS_ERROR_UNSUPPORTED,
+    c.expect_status(e.export_memory(0, plain.get(), &h, &off), FLAGOS_ERROR_UNSUPPORTED,
                     "export_memory(mem_alloc memory, without FLAGOS_IPC_ALL_ALLOCATIONS)");
   }
 }

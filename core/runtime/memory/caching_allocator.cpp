@@ -150,17 +150,6 @@ void* CachingAllocator::base_of(const void* ptr) const {
   return block != nullptr ? block->ptr : nullptr;
 }
 
-std::pair<void*, size_t> CachingAllocator::segment_of(const void* ptr) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Block* block = find_live(ptr);
-  if (block == nullptr) return {nullptr, 0};
-  while (block->prev != nullptr) block = block->prev;
-  void* start = block->ptr;
-  size_t size = 0;
-  for (; block != nullptr; block = block->next) size += block->size;
-  return {start, size};
-}
-
 // Exact block starts are the common case (a hash lookup); interior pointers
 // walk the blocks of the segment that starts at or below them.
 Block* CachingAllocator::find_live(const void* ptr) const {

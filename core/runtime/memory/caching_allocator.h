@@ -129,9 +129,6 @@ class CachingAllocator {
   bool owns(const void* ptr) const;
   // The start of the live block holding `ptr`, or nullptr.
   void* base_of(const void* ptr) const;
-  // The plugin allocation (segment) holding the live block at `ptr`: its
-  // start and size, as mem_alloc returned it; {nullptr, 0} when none.
-  std::pair<void*, size_t> segment_of(const void* ptr) const;
 
   flagos_device_t device() const { return device_; }
   const AllocatorConfig& config() const { return config_; }

@@ -7,14 +7,16 @@
  * (docs/multiprocessing.md). Optional: without it, pickling a flagos tensor
  * for another process fails with a message naming the plugin.
  *
- * Model. export_memory describes one whole allocation — a pointer that
- * mem_alloc or mem_alloc_shareable returned, never an interior one — as a
- * flagos_ipc_handle_t: plain bytes the caller sends to the other process as
- * they are, plus, on plugins whose device memory is a file (the host
- * plugin's shared memory), a file descriptor that travels beside them
- * (SCM_RIGHTS; Python's multiprocessing.reduction.DupFd). open_memory in
- * the other process maps the allocation and returns its base there;
- * close_memory lets go of that mapping.
+ * Model. export_memory describes the whole allocation holding a device
+ * pointer, and the pointer's offset in it, as a flagos_ipc_handle_t: plain
+ * bytes the caller sends to the other process as they are, plus, on plugins
+ * whose device memory is a file (the host plugin's shared memory), a file
+ * descriptor that travels beside them (SCM_RIGHTS; Python's
+ * multiprocessing.reduction.DupFd). The allocation is the runtime's, not
+ * only the plugin's: on CUDA-ABI plugins torch's CUDA caching allocator
+ * makes most device memory, and its segments export too. open_memory in the
+ * other process maps the allocation and returns its base there (the caller
+ * adds the offset); close_memory lets go of that mapping.
  *
  * Which allocations export. With FLAGOS_IPC_ALL_ALLOCATIONS in `flags`,
  * every mem_alloc allocation exports (CUDA). Without it only those made by
@@ -89,13 +91,15 @@ typedef struct flagos_ipc_ext {
    * mem_free. Out of memory as mem_alloc reports it. */
   flagos_status_t (*mem_alloc_shareable)(flagos_device_t device, uint64_t size, void** ptr);
 
-  /* Describes the allocation starting at `base` on `device` in *handle.
-   * FLAGOS_ERROR_INVALID_ARGUMENT when `base` is not the start of a live
-   * allocation of `device` (an interior pointer, an imported mapping);
-   * FLAGOS_ERROR_UNSUPPORTED when the allocation cannot be shared (see
-   * "Which allocations export"). Repeated calls give the same handle. */
-  flagos_status_t (*export_memory)(flagos_device_t device, void* base,
-                                   flagos_ipc_handle_t* handle);
+  /* Describes the allocation holding `ptr` (any address inside a live
+   * allocation of `device`) in *handle, and writes ptr's distance from the
+   * allocation's start to *offset. FLAGOS_ERROR_INVALID_ARGUMENT when `ptr`
+   * is in no allocation of `device` (host memory, another device's, an
+   * imported mapping); FLAGOS_ERROR_UNSUPPORTED when the allocation cannot
+   * be shared (see "Which allocations export"). Pointers into one allocation
+   * give the same handle. */
+  flagos_status_t (*export_memory)(flagos_device_t device, const void* ptr,
+                                   flagos_ipc_handle_t* handle, uint64_t* offset);
 
   /* Maps the allocation `handle` names, exported by another process on the
    * same host, as memory of `device` (the index the exporter's device has
