@@ -129,7 +129,12 @@ class FlagosGraph:
 class graph:
     """Captures the flagos work of its body into ``flagos_graph``, like
     ``torch.cuda.graph``: synchronizes and collects garbage first, then
-    captures on ``stream`` or on a side stream shared by all captures."""
+    captures on ``stream`` or on a side stream shared by all captures.
+
+    Unlike ``torch.cuda.graph`` it does not empty the memory cache first: on
+    CUDA-ABI plugins that is torch's CUDA caching allocator, and emptying it
+    between a native CUDA graph's capture and its replays makes those replays
+    fault with an illegal memory access."""
 
     default_capture_stream: Optional[torch.Stream] = None
 
@@ -144,11 +149,10 @@ class graph:
         self.capture_stream = stream if stream is not None else graph.default_capture_stream
 
     def __enter__(self) -> None:
-        from . import empty_cache, stream, synchronize
+        from . import stream, synchronize
 
         synchronize()
         gc.collect()
-        empty_cache()
         self.stream_ctx = stream(self.capture_stream)
         self.stream_ctx.__enter__()
         try:
