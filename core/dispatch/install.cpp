@@ -27,9 +27,13 @@ using routing::RouteKind;
 std::unique_ptr<Installed> g_installed;
 std::mutex g_mutex;
 
-// The route an op takes when its own cannot serve it here.
+// The route an op takes when its own cannot serve it here: the plugin's
+// stock boxing target (torch's CUDA kernels on CUDA-ABI memory, its CPU
+// kernels on host-addressable memory), both zero-copy, else the host copies
+// of cpu_fallback. Which of them exists follows from the plugin's
+// capabilities and this torch (catalog.unavailable_reason).
 RouteKind next_route(const TorchCatalog& catalog, const std::string& op) {
-  for (RouteKind k : {RouteKind::CpuBoxing, RouteKind::CpuFallback})
+  for (RouteKind k : {RouteKind::CudaBoxing, RouteKind::CpuBoxing, RouteKind::CpuFallback})
     if (catalog.unavailable_reason(k).empty() && catalog.implements(k, op)) return k;
   return RouteKind::Unrouted;
 }

@@ -3,6 +3,10 @@ running out of GPU memory, and streams that really run concurrently."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -149,3 +153,18 @@ def test_attention_host_results_stay_on_the_host_and_backward_matches():
     torch.testing.assert_close(out.cpu(), ref.detach(), rtol=1e-4, atol=1e-4)
     for mine, theirs in zip(leaves, ref_leaves):
         torch.testing.assert_close(mine.grad.cpu(), theirs.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_a_route_the_plugin_cannot_serve_falls_back_to_cuda_not_the_host():
+    # The cuda plugin has no native kernels: `native` routes are demoted to its
+    # stock boxing target (torch's CUDA kernels, zero-copy), not cpu_fallback.
+    env = dict(os.environ, FLAGOS_OP_abs="native", FLAGOS_OP_neg="native", FLAGOS_ALIAS_CUDA="0")
+    code = ("import torch, torch_fl\n"
+            "r = torch_fl.routes('abs')[0]\n"
+            "x = torch.randn(1000, device='flagos')\n"
+            "print(r['route'], bool(torch.equal(x.abs().cpu(), x.cpu().abs())), bool(torch.equal((-x).cpu(), -x.cpu())))\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["cuda", "True", "True"], proc.stdout + proc.stderr
+    assert "[flagos] 2 routes to native: plugin 'cuda' has no native kernels; they run as cuda (abs, neg)" \
+        in proc.stderr, proc.stderr
