@@ -134,6 +134,37 @@ def test_a_wrong_table_value_fails_conformance_naming_the_rule(fixture, vendor, 
     assert any(line.startswith(f"[simrt] {rule}") for line in output.splitlines()), output[-3000:]
 
 
+# Fixtures whose layer makes one wrong runtime call (test/fake_plugins/
+# broken_layer.h): the fixture, its simulated runtime, a failed check that
+# must name the defect, and the [simrt] rule line, where the runtime has one.
+BROKEN_LAYERS = [
+    # The pointer rule: hipFree of a pointer 256 bytes into the allocation.
+    ("dcu_frees_interior_pointer", "dcu", ("memory", "alloc-1B", "mem_free returned INVALID_ARGUMENT"),
+     "is not the start of a live device allocation"),
+    # The device rule: a copy between devices sent as a one-device copy.
+    ("musa_peer_copy_as_local", "musa", ("copies", "peer-copy", "cross-device copies need musaMemcpyPeerAsync"),
+     "musaMemcpyAsync: pointer of device 0 used on a stream of device 1"),
+    # The stream rule: cudaStreamWaitEvent dropped. No call is wrong, so no
+    # rule line: the ordering check finds the waiting stream ran early.
+    ("cuda_skips_stream_wait", "cuda", ("streams", "wait-event-orders-streams", "B did not see A's data"), None),
+]
+
+
+@pytest.mark.parametrize("fixture,vendor,check,rule", BROKEN_LAYERS, ids=[f for f, _, _, _ in BROKEN_LAYERS])
+def test_a_wrong_runtime_call_in_the_layer_fails_conformance(fixture, vendor, check, rule, simrt, test_plugin_dir,
+                                                             tmp_path):
+    lib = test_plugin_dir / fixture / f"libflagos_{fixture}.so"
+    rc, report, output = conformance(environment(simrt, vendor), str(lib), tmp_path)
+    group, name, detail = check
+    failed = checks(report, "fail")
+    assert rc != 0 and any(g == group and n == name and detail in d for g, n, d in failed), failed
+    simrt_lines = [line for line in output.splitlines() if line.startswith("[simrt]")]
+    if rule is None:
+        assert simrt_lines == [], simrt_lines
+    else:
+        assert any(rule in line for line in simrt_lines), output[-3000:]
+
+
 def test_a_gcu_table_asking_for_stream_priorities_names_the_missing_call(simrt, test_plugin_dir):
     # TopsRider exports no priority calls (the simulated libtopsrt.so hides
     # them): a table without the adapter that avoids them refuses the runtime.
