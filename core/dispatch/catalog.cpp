@@ -2,15 +2,13 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/enum_tag.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <algorithm>
 #include <mutex>
 #include <set>
 
-#include "device/runtime.h"
+#include "dispatch/route_provider.h"
 #include "routes/aten_op.h"
-#include "routes/native.h"
 #include "routes/python_route.h"
 
 namespace flagos::dispatch {
@@ -94,29 +92,7 @@ std::string TorchCatalog::unroutable_reason(const std::string& op) const {
 
 bool TorchCatalog::implements(RouteKind kind, const std::string& op) const {
   auto h = find_aten_op(op);
-  if (!h) return false;
-  switch (kind) {
-    case RouteKind::CpuBoxing:
-    case RouteKind::CpuFallback:
-      return h->hasKernelForDispatchKey(DispatchKey::CPU) || composite_explicit(*h);
-    case RouteKind::CudaBoxing:
-      return h->hasKernelForDispatchKey(DispatchKey::CUDA) || composite_explicit(*h);
-    case RouteKind::Native:
-      return routes::find_native(op).has_value();
-    case RouteKind::FlagGems:
-      // Without its Python layer, FlagGems' published list says what it has
-      // (FLAGOS_FORCE_BACKEND then raises for those ops instead of passing over them).
-      if (!options_.flaggems_enabled)
-        return std::find(options_.flaggems_ops.begin(), options_.flaggems_ops.end(), op) !=
-               options_.flaggems_ops.end();
-      return routes::has_python_impl(op);
-    case RouteKind::FlagGemsCpp:
-    case RouteKind::TileOps:
-      return false;
-    case RouteKind::Unrouted:
-      return true;
-  }
-  return false;
+  return h && provider(kind).implements(*h, op, options_);
 }
 
 std::vector<std::string> TorchCatalog::family_ops(routing::Family family) const {
@@ -138,43 +114,7 @@ std::vector<std::string> TorchCatalog::routable_ops() const {
 }
 
 std::string TorchCatalog::unavailable_reason(RouteKind kind) const {
-  const auto& plugin = device::active_plugin();
-  const std::string who = "plugin '" + plugin.name() + "'";
-  const bool any = device::device_count() > 0;
-  if (!any && (kind == RouteKind::CpuBoxing || kind == RouteKind::CudaBoxing || kind == RouteKind::Native))
-    return who + " has no device";
-  switch (kind) {
-    case RouteKind::CpuBoxing:
-      if (!any || !device::has_capability(0, FLAGOS_CAP_HOST_ADDRESSABLE))
-        return who + " memory is not host-addressable (no FLAGOS_CAP_HOST_ADDRESSABLE)";
-      return "";
-    case RouteKind::CudaBoxing:
-      if (!any || !device::has_capability(0, FLAGOS_CAP_CUDA_ABI))
-        return who + " memory is not CUDA-ABI (no FLAGOS_CAP_CUDA_ABI)";
-      if (!c10::impl::hasDeviceGuardImpl(c10::kCUDA))
-        return "the installed torch has no CUDA (a CPU build)";
-      if (!options_.boxing_compiled)
-        return "this build did not compile CUDA boxing (FLAGOS_BUILD_BOXING=OFF)";
-      return "";
-    case RouteKind::Native: {
-      if (!plugin.find_extension(FLAGOS_EXTENSION_KERNELS)) return who + " has no native kernels";
-      return "";
-    }
-    case RouteKind::FlagGems:
-      return options_.flaggems_enabled ? "" : options_.flaggems_off_reason;
-    case RouteKind::FlagGemsCpp:
-      // Whatever FLAGOS_BUILD_FLAGGEMS_CPP resolved to: no such wrapper exists yet.
-      return "this build compiled no flaggems_cpp kernels (the FlagGems C++ wrapper is not "
-             "implemented in this torch_fl core)";
-    case RouteKind::TileOps:
-      // Whatever FLAGOS_BUILD_TILEOPS resolved to: no TileOps wrappers exist yet.
-      return "this build compiled no tileops kernels (the TileOps wrappers are not implemented "
-             "in this torch_fl core)";
-    case RouteKind::CpuFallback:
-    case RouteKind::Unrouted:
-      return "";
-  }
-  return "";
+  return provider(kind).unavailable_reason(options_);
 }
 
 }  // namespace flagos::dispatch

@@ -12,11 +12,10 @@
 #include "diag/log.h"
 #include "dispatch/catalog.h"
 #include "dispatch/route_kernel.h"
+#include "dispatch/route_provider.h"
 #include "error.h"
 #include "routes/aten_op.h"
-#include "routes/host_allocation.h"
 #include "routes/native.h"
-#include "routes/typed_boxing_ops.h"
 
 namespace flagos::dispatch {
 namespace {
@@ -27,13 +26,10 @@ using routing::RouteKind;
 std::unique_ptr<Installed> g_installed;
 std::mutex g_mutex;
 
-// The route an op takes when its own cannot serve it here: the plugin's
-// stock boxing target (torch's CUDA kernels on CUDA-ABI memory, its CPU
-// kernels on host-addressable memory), both zero-copy, else the host copies
-// of cpu_fallback. Which of them exists follows from the plugin's
-// capabilities and this torch (catalog.unavailable_reason).
+// The route an op takes when its own cannot serve it here: the first of the
+// fallback chain (route_provider.h) that can run here and implements it.
 RouteKind next_route(const TorchCatalog& catalog, const std::string& op) {
-  for (RouteKind k : {RouteKind::CudaBoxing, RouteKind::CpuBoxing, RouteKind::CpuFallback})
+  for (RouteKind k : fallback_chain())
     if (catalog.unavailable_reason(k).empty() && catalog.implements(k, op)) return k;
   return RouteKind::Unrouted;
 }
@@ -123,13 +119,11 @@ const Installed& install(const InstallOptions& options) {
       new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
   const bool log_dispatch = diag::channel_enabled("dispatch");
   auto register_route = [&](const Route& r) {
-    if (r.kind == RouteKind::CpuBoxing) routes::install_cpu_allocator_redirect();
-    if (r.kind == RouteKind::CpuBoxing || r.kind == RouteKind::CudaBoxing) {
-      const auto target = r.kind == RouteKind::CpuBoxing ? routes::BoxingTarget::Cpu : routes::BoxingTarget::Cuda;
-      if (auto typed = routes::typed_boxing_kernel(r.op, target, log_dispatch ? dispatch_log_line(r) : "")) {
-        lib->impl(r.op.c_str(), std::move(*typed));
-        return;
-      }
+    const RouteProvider& kind = provider(r.kind);
+    kind.prepare();
+    if (auto typed = kind.typed_kernel(r, log_dispatch ? dispatch_log_line(r) : "")) {
+      lib->impl(r.op.c_str(), std::move(*typed));
+      return;
     }
     std::optional<routes::NativeKernel> native;
     if (r.kind == RouteKind::Native) native = routes::find_native(r.op);

@@ -19,21 +19,33 @@ namespace flagos::dispatch {
 // What FLAGOS_LOG=dispatch writes at an operator's first call.
 std::string dispatch_log_line(const routing::Route& route);
 
+class RouteProvider;
+
+// A call goes to the route kind's provider (route_provider.h), which reads
+// what the kernel resolved at install.
 class RouteKernel final : public c10::OperatorKernel {
  public:
-  // `op` is the operator route.op names; `next` serves calls a native
-  // kernel declines (FLAGOS_ERROR_UNSUPPORTED).
+  // `op` is the operator route.op names; `next` serves calls the route's
+  // kind hands on (a native kernel's FLAGOS_ERROR_UNSUPPORTED).
   RouteKernel(const c10::OperatorHandle& op, routing::Route route, std::optional<routes::NativeKernel> native,
               routing::RouteKind next);
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack);
 
+  // For providers.
+  const routing::Route& route() const { return route_; }
+  const std::optional<routes::NativeKernel>& native() const { return native_; }
+  const routes::BoxingPlan& plan() const { return plan_; }
+  bool flaggems_on_cuda() const { return flaggems_on_cuda_; }
+  void run_next(const c10::OperatorHandle& op, torch::jit::Stack* stack) const;
+
  private:
-  void run(routing::RouteKind kind, const c10::OperatorHandle& op, torch::jit::Stack* stack);
   routing::Route route_;
   std::optional<routes::NativeKernel> native_;
   routing::RouteKind next_;
   routes::BoxingPlan plan_;
   bool flaggems_on_cuda_;
+  const RouteProvider* provider_;
+  const RouteProvider* next_provider_;
   std::atomic<bool> logged_{false};
 };
 

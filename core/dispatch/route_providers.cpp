@@ -1,0 +1,205 @@
+#include <ATen/core/enum_tag.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+
+#include "aten/cpu_fallback.h"
+#include "device/runtime.h"
+#include "dispatch/route_kernel.h"
+#include "dispatch/route_provider.h"
+#include "error.h"
+#include "routes/boxing.h"
+#include "routes/host_allocation.h"
+#include "routes/native.h"
+#include "routes/python_route.h"
+#include "routes/typed_boxing_ops.h"
+
+namespace flagos::dispatch {
+namespace {
+
+using c10::DispatchKey;
+using routing::RouteKind;
+
+std::string plugin_name() { return "plugin '" + device::active_plugin().name() + "'"; }
+bool has_device() { return device::device_count() > 0; }
+
+bool composite_explicit(const c10::OperatorHandle& h) {
+  return h.hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutograd) ||
+         h.hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutogradNonFunctional);
+}
+
+// native: the plugin's kernels extension (out= kernels, the core allocates).
+class Native final : public RouteProvider {
+ public:
+  RouteKind kind() const override { return RouteKind::Native; }
+  std::string unavailable_reason(const CatalogOptions&) const override {
+    if (!has_device()) return plugin_name() + " has no device";
+    if (!device::active_plugin().find_extension(FLAGOS_EXTENSION_KERNELS)) return plugin_name() + " has no native kernels";
+    return "";
+  }
+  bool implements(const c10::OperatorHandle&, const std::string& name, const CatalogOptions&) const override {
+    return routes::find_native(name).has_value();
+  }
+  void run(const RouteKernel& k, const c10::OperatorHandle& op, torch::jit::Stack* stack) const override {
+    // A kernel may decline a call (FLAGOS_ERROR_UNSUPPORTED): the next route serves it.
+    if (k.native() && routes::run_native(*k.native(), op, stack)) return;
+    k.run_next(op, stack);
+  }
+};
+
+// cpu / cuda: the installed torch's kernels of the stock device, zero-copy.
+class Boxing final : public RouteProvider {
+ public:
+  explicit Boxing(routes::BoxingTarget target) : target_(target) {}
+  RouteKind kind() const override {
+    return target_ == routes::BoxingTarget::Cpu ? RouteKind::CpuBoxing : RouteKind::CudaBoxing;
+  }
+  std::string unavailable_reason(const CatalogOptions& options) const override {
+    if (!has_device()) return plugin_name() + " has no device";
+    if (target_ == routes::BoxingTarget::Cpu) {
+      if (!device::has_capability(0, FLAGOS_CAP_HOST_ADDRESSABLE))
+        return plugin_name() + " memory is not host-addressable (no FLAGOS_CAP_HOST_ADDRESSABLE)";
+      return "";
+    }
+    if (!device::has_capability(0, FLAGOS_CAP_CUDA_ABI))
+      return plugin_name() + " memory is not CUDA-ABI (no FLAGOS_CAP_CUDA_ABI)";
+    if (!c10::impl::hasDeviceGuardImpl(c10::kCUDA)) return "the installed torch has no CUDA (a CPU build)";
+    if (!options.boxing_compiled) return "this build did not compile CUDA boxing (FLAGOS_BUILD_BOXING=OFF)";
+    return "";
+  }
+  bool implements(const c10::OperatorHandle& h, const std::string&, const CatalogOptions&) const override {
+    const DispatchKey key = target_ == routes::BoxingTarget::Cpu ? DispatchKey::CPU : DispatchKey::CUDA;
+    return h.hasKernelForDispatchKey(key) || composite_explicit(h);
+  }
+  void run(const RouteKernel& k, const c10::OperatorHandle& op, torch::jit::Stack* stack) const override {
+    if (target_ == routes::BoxingTarget::Cpu) {
+      routes::cpu_boxing(op, k.plan(), stack);
+    } else {
+      routes::cuda_boxing(op, k.plan(), stack);
+    }
+  }
+  std::optional<torch::CppFunction> typed_kernel(const routing::Route& route,
+                                                 const std::string& log_line) const override {
+    return routes::typed_boxing_kernel(route.op, target_, log_line);
+  }
+  void prepare() const override {
+    // CPU kernels' own allocations must land in flagos memory.
+    if (target_ == routes::BoxingTarget::Cpu) routes::install_cpu_allocator_redirect();
+  }
+
+ private:
+  routes::BoxingTarget target_;
+};
+
+// flaggems: a registered Python implementation, called with the GIL held once.
+class FlagGems final : public RouteProvider {
+ public:
+  RouteKind kind() const override { return RouteKind::FlagGems; }
+  std::string unavailable_reason(const CatalogOptions& options) const override {
+    return options.flaggems_enabled ? "" : options.flaggems_off_reason;
+  }
+  bool implements(const c10::OperatorHandle&, const std::string& name, const CatalogOptions& options) const override {
+    // Without its Python layer, FlagGems' published list says what it has
+    // (FLAGOS_FORCE_BACKEND then raises for those ops instead of passing over them).
+    if (!options.flaggems_enabled)
+      return std::find(options.flaggems_ops.begin(), options.flaggems_ops.end(), name) != options.flaggems_ops.end();
+    return routes::has_python_impl(name);
+  }
+  void run(const RouteKernel& k, const c10::OperatorHandle& op, torch::jit::Stack* stack) const override {
+    // One hold of the GIL for the whole call: boxing, Python, unboxing and
+    // freeing what the call made (python_route.h).
+    routes::holding_python([&] {
+      if (k.flaggems_on_cuda()) {
+        // FlagGems' Triton kernels take CUDA tensors and launch on torch's
+        // current CUDA stream: box the operands, as for the cuda route.
+        routes::run_boxed(
+            routes::BoxingTarget::Cuda, k.plan(), stack,
+            [&](torch::jit::Stack* s) { routes::call_python(k.route().op, op, s); }, /*recycle_aliases=*/false);
+      } else {
+        routes::call_python(k.route().op, op, stack);
+      }
+    });
+  }
+};
+
+// flaggems_cpp and tileops: named by the design, no wrappers compiled yet,
+// so every route to them is demoted at install and run() is never reached.
+class NotCompiled final : public RouteProvider {
+ public:
+  NotCompiled(RouteKind kind, const char* why) : kind_(kind), why_(why) {}
+  RouteKind kind() const override { return kind_; }
+  std::string unavailable_reason(const CatalogOptions&) const override { return why_; }
+  bool implements(const c10::OperatorHandle&, const std::string&, const CatalogOptions&) const override {
+    return false;
+  }
+  void run(const RouteKernel&, const c10::OperatorHandle& op, torch::jit::Stack*) const override {
+    throw Error("route " + std::string(routing::name(kind_)) + " cannot serve " +
+                c10::toString(op.schema().operator_name()) + " here: " + why_);
+  }
+
+ private:
+  RouteKind kind_;
+  std::string why_;
+};
+
+// cpu_fallback: operands copied to the host, the CPU kernel, results back.
+class CpuFallback final : public RouteProvider {
+ public:
+  RouteKind kind() const override { return RouteKind::CpuFallback; }
+  std::string unavailable_reason(const CatalogOptions&) const override { return ""; }
+  bool implements(const c10::OperatorHandle& h, const std::string&, const CatalogOptions&) const override {
+    return h.hasKernelForDispatchKey(DispatchKey::CPU) || composite_explicit(h);
+  }
+  void run(const RouteKernel&, const c10::OperatorHandle& op, torch::jit::Stack* stack) const override {
+    aten::cpu_fallback(op, stack);
+  }
+};
+
+// none: deliberately not routed; a call raises the route's error.
+class Unrouted final : public RouteProvider {
+ public:
+  RouteKind kind() const override { return RouteKind::Unrouted; }
+  std::string unavailable_reason(const CatalogOptions&) const override { return ""; }
+  bool implements(const c10::OperatorHandle&, const std::string&, const CatalogOptions&) const override {
+    return true;
+  }
+  void run(const RouteKernel& k, const c10::OperatorHandle&, torch::jit::Stack*) const override {
+    throw Error(k.route().error);
+  }
+};
+
+// Indexed by RouteKind; leaked (kernels may run during exit).
+const std::array<const RouteProvider*, 8>& table() {
+  static const auto* t = new std::array<const RouteProvider*, 8>{
+      new Native,
+      new Boxing(routes::BoxingTarget::Cpu),
+      new Boxing(routes::BoxingTarget::Cuda),
+      new FlagGems,
+      new NotCompiled(RouteKind::FlagGemsCpp,
+                      "this build compiled no flaggems_cpp kernels (the FlagGems C++ wrapper is not "
+                      "implemented in this torch_fl core)"),
+      new NotCompiled(RouteKind::TileOps,
+                      "this build compiled no tileops kernels (the TileOps wrappers are not implemented "
+                      "in this torch_fl core)"),
+      new CpuFallback,
+      new Unrouted,
+  };
+  return *t;
+}
+
+}  // namespace
+
+const RouteProvider& provider(RouteKind kind) {
+  const RouteProvider* p = table().at(static_cast<size_t>(kind));
+  if (p->kind() != kind) throw Error("route provider table out of order");  // a kind added without its provider
+  return *p;
+}
+
+const std::vector<RouteKind>& fallback_chain() {
+  static const std::vector<RouteKind> chain{RouteKind::CudaBoxing, RouteKind::CpuBoxing, RouteKind::CpuFallback};
+  return chain;
+}
+
+}  // namespace flagos::dispatch
