@@ -129,7 +129,10 @@ flagos_status_t api_close_memory(flagos_device_t device, void* base) {
         return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: %p is not memory open_memory mapped", fn, base);
     }
     const size_t size = forget_block(base);
-    int err = rt().ipc_close_mem_handle(base);  // the runtime waits for work that uses it
+    // IpcCloseMemHandle does not wait for work that uses the mapping: the
+    // header promises that it completes first.
+    int err = rt().device_synchronize();
+    if (err == 0) err = rt().ipc_close_mem_handle(base);
     if (err != 0) {
       note_block(base, size, Memory::kDevice, device);
       std::lock_guard<std::mutex> lock(g_imported_mutex);
