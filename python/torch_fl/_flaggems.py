@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from torch_fl import _flaggems_fixes, _routing
+from torch_fl import _env, _flaggems_fixes, _routing
 
 _status = "not loaded"
 
@@ -52,10 +52,12 @@ def load(force: bool = False) -> int:
 
 
 def wanted() -> bool:
-    """Whether any route of this process may be a flaggems one."""
-    if os.environ.get("FLAGOS_FORCE_BACKEND", "").strip().lower() == "flaggems":
+    """Whether any route of this process may be a flaggems one (the
+    variables read through the registry, as the core reads them)."""
+    if str(_env.get("FLAGOS_FORCE_BACKEND") or "").strip().lower() == "flaggems":
         return True
-    if any(k.startswith("FLAGOS_OP_") and v.strip().lower() == "flaggems" for k, v in os.environ.items()):
+    overrides = (k for k in os.environ if _env.family_of(k) is not None and k.startswith("FLAGOS_OP_"))
+    if any(str(_env.get(k) or "").strip().lower() == "flaggems" for k in overrides):
         return True
     return "flaggems" in _routing.conf_route_kinds()
 
