@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "device/runtime.h"
 #include "device/streams.h"
@@ -95,6 +96,10 @@ void move_to_shareable(const flagos_ipc_ext_t& ext, c10::StorageImpl* impl, c10:
 }  // namespace
 
 SharedStorage share_storage(const c10::Storage& storage) {
+  // Two threads sending one storage must not both move it: the second move
+  // would leave the first one's receivers on memory the storage left.
+  static std::mutex* moving = new std::mutex;
+  std::lock_guard<std::mutex> lock(*moving);
   c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
   const c10::DeviceIndex device = impl->device().index();
   const flagos_ipc_ext_t& ext = ipc_extension();
