@@ -134,6 +134,25 @@ def test_traced_attention_takes_the_fused_kernel_eager_takes():
     assert "_scaled_dot_product_flash_attention_for_cpu_backward" in backward, backward
 
 
+def test_flagos_matmuls_take_inductors_padding_pass():
+    """The Triton path lets pad_mm pad flagos matmuls as it pads CUDA ones
+    (an unaligned GPT-2 head otherwise takes an alignment-1 cuBLAS kernel)."""
+    from torch._inductor.fx_passes import pad_mm
+    from torch_fl.compile import triton_codegen
+
+    original = pad_mm.check_device
+    try:
+        triton_codegen._pad_matmuls_like_cuda()
+        patched = pad_mm.check_device
+        triton_codegen._pad_matmuls_like_cuda()
+        assert pad_mm.check_device is patched  # installed once
+        a = torch.ones(2, 2, device="flagos")
+        assert pad_mm.check_device(a, a)
+        assert not pad_mm.check_device(a.cpu(), a.cpu()) and not pad_mm.check_device(a, a.cpu())
+    finally:
+        pad_mm.check_device = original
+
+
 def test_dynamic_shapes_compile_once():
     from torch._dynamo.testing import CompileCounterWithBackend
     counter = CompileCounterWithBackend("flagos")

@@ -155,3 +155,29 @@ def test_checkpoint_saved_on_cuda_loads_onto_flagos(tmp_path):
     got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert got.returncode == 0, got.stderr[-2000:]
     assert got.stdout.strip().splitlines()[-1] == "flagos:0"
+
+
+def test_torch_cuda_own_functions_initialise_cuda_past_the_shim(monkeypatch):
+    """torch.cuda's own functions find the shim's is_initialized() among their
+    module's globals; native() runs torch's lazy init with torch's own answer
+    put back, once, so that they work (get_device_properties did not)."""
+    from torch_fl.compat import cuda_shim
+
+    def torch_is_initialized():
+        return False
+
+    seen = []
+
+    def lazy_init():
+        seen.append(torch.cuda.is_initialized)
+        torch.cuda._initialized = True
+
+    monkeypatch.setitem(cuda_shim._replaced, "is_initialized", torch_is_initialized)
+    monkeypatch.setitem(cuda_shim._replaced, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "_initialized", False)
+    monkeypatch.setattr(torch.cuda, "_lazy_init", lazy_init)
+    answering = torch.cuda.is_initialized
+    cuda_shim.native("get_device_properties")
+    cuda_shim.native("get_device_capability")
+    assert seen == [torch_is_initialized]
+    assert torch.cuda.is_initialized is answering

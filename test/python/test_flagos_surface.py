@@ -228,3 +228,16 @@ out["errors"] = errors
     assert out["errors"] == ["[flagos] memory._record_memory_history is not available on flagos",
                              "[flagos] MemPool is not available on flagos",
                              "[flagos] MemPool is not available on flagos"]
+
+
+def test_device_properties_name_a_field_the_plugin_does_not_report():
+    out = run_json("""
+props = torch.flagos.get_device_properties(0)
+out["probe"] = getattr(props, "L2_cache_size", None)  # how Inductor reads optional fields
+try:
+    props.warp_size
+except AttributeError as e:
+    out["error"] = str(e)
+""")
+    assert out["probe"] is None
+    assert out["error"] == "[flagos] device properties of flagos:0 have no 'warp_size' (the plugin does not report it)"

@@ -13,6 +13,8 @@ runtime (the cuda plugin asks it for the hardware under flagos).
 
 from __future__ import annotations
 
+import threading
+
 import torch
 
 from torch_fl.compat.cuda_alias import _flagos  # torch.cuda's device argument as flagos'
@@ -41,9 +43,35 @@ CONTEXTS = ("device", "device_of")
 _replaced: dict[str, object] = {}  # name -> torch's own function
 
 
+# torch.cuda's own functions that do not need torch's CUDA state initialised.
+_NO_INIT = ("is_available", "is_initialized", "device_count", "init", "stream", "Stream", "Event")
+_init_lock = threading.Lock()
+
+
 def native(name: str):
     """torch.cuda's own ``name``, whether or not the shim is installed."""
+    if name not in _NO_INIT:
+        _native_lazy_init()
     return _replaced[name] if name in _replaced else getattr(torch.cuda, name)
+
+
+def _native_lazy_init() -> None:
+    """torch.cuda's own lazy initialisation. torch.cuda's functions find
+    is_initialized() among the module's globals, where the shim answers for
+    flagos, so torch's _lazy_init would return early and leave, e.g.,
+    get_device_properties' helper undefined; it runs here with torch's own
+    is_initialized put back for the duration, once."""
+    if torch.cuda._initialized or "is_initialized" not in _replaced or not native("is_available")():
+        return
+    with _init_lock:
+        if torch.cuda._initialized:
+            return
+        shim = torch.cuda.is_initialized
+        torch.cuda.is_initialized = _replaced["is_initialized"]
+        try:
+            torch.cuda._lazy_init()
+        finally:
+            torch.cuda.is_initialized = shim
 
 
 def _with_device(fn):

@@ -246,6 +246,21 @@ class _DeviceProperties:
         self.capabilities: list = raw["capabilities"]
         self.alloc_alignment: int = raw["alloc_alignment"]
         self.stream_priority_range = raw["stream_priority_range"]
+        self._interop_index = raw.get("interop_device_index") if "cuda_abi" in self.capabilities else None
+
+    def __getattr__(self, name: str):
+        # Fields the ABI does not report (L2_cache_size, warp_size,
+        # regs_per_multiprocessor, ...): on a CUDA-ABI plugin beside a CUDA
+        # torch they are the interop CUDA device's, which Inductor's
+        # benchmarker and Triton's heuristics read through torch.cuda.
+        if name.startswith("_") or self._interop_index is None:
+            raise AttributeError(f"[flagos] device properties of flagos:{self.index} have no '{name}' "
+                                 "(the plugin does not report it)")
+        from torch_fl.compat import cuda_shim
+        if not cuda_shim.native("is_available")():
+            raise AttributeError(f"[flagos] device properties of flagos:{self.index} have no '{name}' "
+                                 f"(it comes from CUDA, which this torch {torch.__version__} cannot reach)")
+        return getattr(cuda_shim.native("get_device_properties")(int(self._interop_index)), name)
 
     def __repr__(self) -> str:
         return (
