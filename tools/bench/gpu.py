@@ -172,7 +172,8 @@ def section_compile_train(native: str, dry: bool, repeats: int) -> tuple[list, l
     pairs = 1 if dry or repeats < 8 else 2  # each pair compiles both sides afresh: minutes
     r = split.measure(pairs=pairs, blocks=4, timeout=400, native=native, dry=dry, compiled=True)
     case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd} compiled, batch {batch} x {seq}, bf16 autocast, AdamW"
-    notes = [f"native compiled and flagos compiled in separate processes taking turns, ABBA: {r['rounds']}"]
+    notes = [f"native compiled and flagos compiled in separate processes taking turns, ABBA: {r['rounds']}",
+             f"one call of {steps} steps: {r['op_profile']}", f"one call of {steps} steps: {r['kernels']}"]
     return [_timed(case, "ms/step", 1e3, r, native, baseline=f"{native} compiled")], notes
 
 

@@ -147,7 +147,7 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
     the others; their ratio is reported in "rounds". `other` "cuda#2" makes
     it an A/A run: a second native process stands in for flagos, and the
     ratios show what the method itself scatters. `compiled`: both sides
-    torch.compile the model (gpt2.train_step), without the profiles."""
+    torch.compile the model (gpt2.train_step)."""
     times: dict[str, list[float]] = {native: [], other: []}
     ratios, nogc_ratios, per_pair, census, ops, kernels = [], [], [], "", {}, ""
     for p in range(pairs):
@@ -178,11 +178,12 @@ def measure(pairs: int = 2, blocks: int = 8, timeout: float = 240, native: str =
             for dev in mine:
                 times[dev] += mine[dev]
             print(f"    pair {p + 1}: {native}/{other} {per_pair[-1]} ms/step", file=sys.stderr, flush=True)
-            if p == 0 and other == "flagos" and not compiled:
+            if p == 0 and other == "flagos":
                 ops = {dev: {op: tuple(v) for op, v in child.ask("profile")["ops"].items()}
                        for dev, child in children.items()}
-                census = children[other].ask("census")["census"]
+                # Kernels before the census: the census's dispatch hooks make compiled code recompile.
                 answers = {dev: child.ask("kernels") for dev, child in children.items()}
+                census = children[other].ask("census")["census"]
                 errors = [f"{dev}: {a['error']}" for dev, a in answers.items() if "error" in a]
                 kernels = ("no device profile (" + "; ".join(errors) + ")" if errors else
                            op_profile.kernel_note({dev: {k: tuple(v) for k, v in a["kernels"].items()}

@@ -12,17 +12,27 @@ from torch.profiler import ProfilerActivity, profile
 
 def self_cpu_by_op(run) -> dict[str, tuple[int, float]]:
     """ATen operator -> (calls, self CPU µs) for one call of `run` (after a
-    warm-up call)."""
+    warm-up call). Compiled code's own ranges count too: their self time is
+    the generated wrapper's (buffer allocation, kernel launches)."""
     run()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         run()
-    return {e.key: (e.count, e.self_cpu_time_total) for e in prof.key_averages() if e.key.startswith("aten::")}
+    out: dict[str, tuple[int, float]] = {}
+    for e in prof.key_averages():
+        if e.key.startswith("aten::") or "Compiled" in e.key:
+            # "## Call CompiledFxGraph <hash> ##": the hash differs per device; one row for all graphs
+            key = "CompiledFxGraph calls" if "CompiledFxGraph" in e.key else e.key
+            calls, us = out.get(key, (0, 0.0))
+            out[key] = (calls + e.count, us + e.self_cpu_time_total)
+    return out
 
 
 def device_time_by_kernel(run) -> dict[str, tuple[int, float]]:
     """CUDA kernel (or memcpy/memset) name -> (launches, device µs) for one
     call of `run` (after a warm-up call). Kernels launched through flagos's
     boxing are the CUDA kernels themselves, so the names compare directly."""
+    if not torch.backends.cuda.is_built():  # the profiler would warn at every event, with a backtrace
+        raise RuntimeError("this torch build has no CUDA")
     run()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         run()
