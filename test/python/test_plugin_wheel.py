@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -17,11 +18,21 @@ import pytest
 
 from conftest import ROOT, exported_symbols, run_python
 
+sys.path.insert(0, str(ROOT))
+from tools.build_config.resolve import project_version  # noqa: E402
+from tools.build_config.wheel_version import compose  # noqa: E402
 
-def build_wheel(name: str, out: Path) -> Path:
+
+# The release variables, as the release workflow sets them for a candidate.
+RELEASE_ENV = {"FLAGOS_WHEEL_PRERELEASE": "rc1", "FLAGOS_WHEEL_LOCAL": "test1"}
+
+
+def build_wheel(name: str, out: Path, env: dict[str, str] | None = None) -> Path:
     # A build folder of its own: test shards may build the same plugin at once.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_WHEEL_")}
     proc = subprocess.run([sys.executable, "-m", "tools.plugin_wheel", name, "--out", str(out),
-                           "--build-dir", str(out / "build")], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                           "--build-dir", str(out / "build")], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env={**clean, **(env or {})})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     wheel = Path(proc.stdout.strip().splitlines()[-1])
     assert wheel.parent == out and wheel.is_file(), proc.stdout[-2000:]
@@ -35,7 +46,7 @@ def pip_install(wheel: Path, target: Path) -> None:
 
 @pytest.fixture(scope="module")
 def host_wheel(tmp_path_factory) -> Path:
-    return build_wheel("host", tmp_path_factory.mktemp("dist"))
+    return build_wheel("host", tmp_path_factory.mktemp("dist"), RELEASE_ENV)
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +57,18 @@ def installed_host_wheel(host_wheel, tmp_path_factory) -> Path:
 
 
 def test_the_wheel_is_named_and_recorded_as_pip_expects(host_wheel):
-    assert host_wheel.name.startswith("torch_fl_plugin_host-") and "-py3-none-linux_" in host_wheel.name
+    # torch_fl's version with the pre-release and local label of the release variables.
+    version = compose(project_version(), "rc1", "test1")
+    assert version.endswith("rc1+test1")
+    assert host_wheel.name.startswith(f"torch_fl_plugin_host-{version}-py3-none-linux_")
     with zipfile.ZipFile(host_wheel) as zf:
         names = set(zf.namelist())
         dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/RECORD"))
         assert {"torch_fl_plugin_host/__init__.py", "torch_fl_plugin_host/libflagos_host.so",
                 f"{dist_info}/METADATA", f"{dist_info}/WHEEL", f"{dist_info}/entry_points.txt"} <= names
-        assert "Name: torch_fl-plugin-host\n" in zf.read(f"{dist_info}/METADATA").decode()
+        assert dist_info == f"torch_fl_plugin_host-{version}.dist-info"
+        metadata = zf.read(f"{dist_info}/METADATA").decode()
+        assert "Name: torch_fl-plugin-host\n" in metadata and f"Version: {version}\n" in metadata
         assert zf.read(f"{dist_info}/entry_points.txt").decode() == \
             "[torch_fl.plugins]\nhost = torch_fl_plugin_host:library_path\n"
         # Every file but RECORD itself is listed with its size and hash.
@@ -84,6 +100,16 @@ def test_an_installed_plugin_wheel_is_found_through_its_entry_point_and_runs_the
     assert seen["found"] == [{"name": "host", "path": str(lib), "origin": "entry_point"}]
     assert seen["active"] == str(lib)
     assert seen["x"] == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_a_refused_release_variable_stops_the_wheel_before_it_builds(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tools.plugin_wheel", "host", "--out", str(tmp_path),
+                           "--build-dir", str(tmp_path / "build")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "FLAGOS_WHEEL_PRERELEASE": "dev1"})
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("[flagos] FLAGOS_WHEEL_PRERELEASE=dev1 is not a PEP 440 pre-release "
+                                   "suffix; use a<N>, b<N> or rc<N> (a1, b2, rc1)")
+    assert not (tmp_path / "build").exists()
 
 
 def test_an_unknown_plugin_name_fails_in_one_clear_line(tmp_path):

@@ -100,8 +100,8 @@ class Resolved:
     @property
     def wheel_version(self) -> str:
         """The version a wheel of this build carries: 2.10.0rc1+cuda13.3."""
-        v = self.version + (self.wheel_prerelease or "")
-        return f"{v}+{self.wheel_local}" if self.wheel_local else v
+        from tools.build_config.wheel_version import compose  # it imports this module
+        return compose(self.version, self.wheel_prerelease, self.wheel_local)
 
     def switches(self) -> dict[str, bool]:
         return {name: self.kernels[short] for name, short in KERNEL_SWITCHES.items()}
@@ -270,23 +270,7 @@ def resolve(env: Mapping[str, str] | None = None, *, defines: Mapping[str, str] 
         sources["FLAGOS_BUILD_JOBS"] = "cpu count"
 
     # Wheel version pieces.
-    local = _value(env, "FLAGOS_WHEEL_LOCAL")
-    if local is not None:
-        if not LOCAL_RE.fullmatch(local):
-            raise BuildConfigError(f"FLAGOS_WHEEL_LOCAL={local} is not a PEP 440 local version label "
-                                   f"(letters and digits separated by periods, e.g. cuda13.3)")
-        sources["FLAGOS_WHEEL_LOCAL"] = "environment"
-    else:
-        local = meta.get("wheel_local")
-        sources["FLAGOS_WHEEL_LOCAL"] = "default"
-        if local is None:
-            warnings.append(f"[flagos] confs/flagos_platforms.json gives {accelerator} no wheel_local "
-                            f"and FLAGOS_WHEEL_LOCAL is unset: this build's version has no local label")
-    pre = _value(env, "FLAGOS_WHEEL_PRERELEASE")
-    if pre is not None and not PRERELEASE_RE.fullmatch(pre):
-        raise BuildConfigError(f"FLAGOS_WHEEL_PRERELEASE={pre} is not a PEP 440 pre-release suffix; "
-                               f"use a<N>, b<N> or rc<N> (a1, b2, rc1)")
-    sources["FLAGOS_WHEEL_PRERELEASE"] = "default" if pre is None else "environment"
+    local, pre = wheel_pieces(env, accelerator, meta, sources, warnings)
 
     # Bundling inputs.
     def flag(name: str, default: bool) -> bool:
@@ -308,19 +292,84 @@ def resolve(env: Mapping[str, str] | None = None, *, defines: Mapping[str, str] 
     dcu_core = flag("FLAGOS_DCU_VENDOR_CORE", False)
 
     version = version or project_version(root)
+    found = versions(version, root)
+    outside = torch_outside_support(found["torch"], root)
+    if outside:
+        warnings.append(outside)
     return Resolved(
         accelerator=accelerator, kernels=kernels, sources=sources, jobs=jobs, version=version,
         wheel_local=local, wheel_prerelease=pre, skip_cuda_assets=skip_assets,
         cuda_assets_dir=str(assets_path), ppu_mkl_dir=mkl_dir or DEFAULT_PPU_MKL_DIR,
-        dcu_vendor_core=dcu_core, versions=versions(version, root), warnings=warnings)
+        dcu_vendor_core=dcu_core, versions=found, warnings=warnings)
+
+
+def wheel_pieces(env: Mapping[str, str], accelerator: str, meta: Mapping[str, Any] | None,
+                 sources: dict[str, str], warnings: list[str]) -> tuple[str | None, str | None]:
+    """(local label, pre-release suffix) from FLAGOS_WHEEL_LOCAL (default: the
+    platform's wheel_local; `meta` None means a plugin with no platform entry,
+    which has no default label) and FLAGOS_WHEEL_PRERELEASE, both validated."""
+    local = _value(env, "FLAGOS_WHEEL_LOCAL")
+    if local is not None:
+        if not LOCAL_RE.fullmatch(local):
+            raise BuildConfigError(f"FLAGOS_WHEEL_LOCAL={local} is not a PEP 440 local version label "
+                                   f"(letters and digits separated by periods, e.g. cuda13.3)")
+        sources["FLAGOS_WHEEL_LOCAL"] = "environment"
+    else:
+        local = meta.get("wheel_local") if meta is not None else None
+        sources["FLAGOS_WHEEL_LOCAL"] = "default"
+        if local is None and meta is not None:
+            warnings.append(f"[flagos] confs/flagos_platforms.json gives {accelerator} no wheel_local "
+                            f"and FLAGOS_WHEEL_LOCAL is unset: this build's version has no local label")
+    pre = _value(env, "FLAGOS_WHEEL_PRERELEASE")
+    if pre is not None and not PRERELEASE_RE.fullmatch(pre):
+        raise BuildConfigError(f"FLAGOS_WHEEL_PRERELEASE={pre} is not a PEP 440 pre-release suffix; "
+                               f"use a<N>, b<N> or rc<N> (a1, b2, rc1)")
+    sources["FLAGOS_WHEEL_PRERELEASE"] = "default" if pre is None else "environment"
+    return local, pre
+
+
+def _pyproject(root: Path | str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: scikit-build-core brings tomli
+        import tomli as tomllib
+    return tomllib.loads((Path(root) / "pyproject.toml").read_text())
 
 
 def project_version(root: Path | str = ROOT) -> str:
-    text = (Path(root) / "pyproject.toml").read_text()
-    m = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M)
-    if not m:
-        raise BuildConfigError("pyproject.toml has no [project] version")
-    return m.group(1)
+    """torch_fl's base version: the base of pyproject.toml's version entry in
+    [[tool.dynamic-metadata]], which tools/build_config/wheel_version.py suffixes."""
+    for entry in _pyproject(root).get("tool", {}).get("dynamic-metadata", []):
+        if entry.get("field") == "version" and "base" in entry:
+            return entry["base"]
+    raise BuildConfigError("pyproject.toml has no [[tool.dynamic-metadata]] entry with "
+                           "field = \"version\" and a base version")
+
+
+def torch_requirement(root: Path | str = ROOT) -> str:
+    """The torch versions the core wheel declares it supports (">=2.11,<2.14"),
+    from pyproject.toml's [project] dependencies."""
+    for dep in _pyproject(root)["project"].get("dependencies", []):
+        m = re.fullmatch(r"torch\s*([<>=!~,.\d\s]+)", dep)
+        if m:
+            return m.group(1).replace(" ", "")
+    raise BuildConfigError("pyproject.toml's [project] dependencies declare no torch version range")
+
+
+def torch_outside_support(torch_version: str | None, root: Path | str = ROOT) -> str | None:
+    """The one [flagos] line saying that `torch_version` is outside the range
+    the wheel declares, or None (inside it, or no torch installed)."""
+    if torch_version is None:
+        return None
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    wanted = torch_requirement(root)
+    # The local label (+cpu, +cu130) says nothing about the API the core compiles against.
+    if Version(Version(torch_version).public) in SpecifierSet(wanted, prereleases=True):
+        return None
+    return (f"[flagos] torch {torch_version} is outside the versions torch_fl supports "
+            f"(torch{wanted}, pyproject.toml): the core may not build or may misbehave")
 
 
 def versions(version: str, root: Path | str = ROOT) -> dict[str, str | None]:

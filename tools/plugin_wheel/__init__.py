@@ -9,28 +9,25 @@ entry point.
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
+
+from tools.build_config.wheel_version import plugin_version
 
 from .wheel_file import package_name, write_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def project_version() -> str:
-    """torch_fl's version (pyproject.toml), which its plugins share."""
-    match = re.search(r'^version\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
-    if not match:
-        raise RuntimeError("[flagos] plugin_wheel: no version in pyproject.toml")
-    return match.group(1)
-
-
 def build(name: str, out_dir: Path, build_dir: Path | None = None, defines: tuple[str, ...] = ()) -> Path:
     """Configures, builds and stages plugins/<name>, then writes its wheel
     into out_dir. A failing step raises CalledProcessError after CMake has
-    printed why (a missing vendor runtime fails the configure)."""
+    printed why (a missing vendor runtime fails the configure). The version is
+    torch_fl's with FLAGOS_WHEEL_PRERELEASE and FLAGOS_WHEEL_LOCAL applied
+    (tools/build_config/wheel_version.py); a refused value raises BuildConfigError
+    before anything is compiled."""
+    version = plugin_version(name)
     build_dir = build_dir or ROOT / "build" / "plugin_wheel" / name
     stage = build_dir / "stage"
     configure = ["cmake", "-S", str(ROOT / "tools" / "plugin_wheel"), "-B", str(build_dir),
@@ -42,4 +39,4 @@ def build(name: str, out_dir: Path, build_dir: Path | None = None, defines: tupl
     shutil.rmtree(stage, ignore_errors=True)
     subprocess.run(["cmake", "--install", str(build_dir), "--prefix", str(stage), "--strip"], check=True,
                    stdout=subprocess.DEVNULL)
-    return write_wheel(stage / package_name(name), name, project_version(), out_dir)
+    return write_wheel(stage / package_name(name), name, version, out_dir)

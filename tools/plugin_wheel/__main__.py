@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tools.build_config import BuildConfigError
+
 from . import ROOT, build
 
 
@@ -24,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[flagos] plugin_wheel: {' '.join(exc.cmd[:2])} failed for plugins/{args.name} (output above)",
               file=sys.stderr)
         return 1
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, BuildConfigError) as exc:
         print(exc, file=sys.stderr)
         return 1
     print(wheel)

@@ -74,18 +74,14 @@ const std::vector<Variable>& variables() {
        "incompatible wheels under one name. Overriding it is for a dev build that must "
        "pin something else; the release artifacts take the table's value, so the name "
        "is a property of the platform rather than of the build script",
-       "build",
-       "packaging"
-       " (plugin wheels; the build validates it and records the version in _build_config.py)"},
+       "build", ""},
       {"FLAGOS_WHEEL_PRERELEASE", Scope::Build, Type::String, "", "Unset", "",
        "PEP 440 pre-release suffix for the wheel version (rc1, a1, b1), for cutting a "
        "release candidate. The release workflow sets it from the tag, so v2.10.0rc1 "
        "produces torch_fl-2.10.0rc1+cuda13.3; PEP 440 sorts that below 2.10.0, so pip "
        "install torch_fl==2.10.0 does not pick the candidate up. Anything that is not "
        "a pre-release suffix is refused rather than guessed at",
-       "build",
-       "packaging"
-       " (plugin wheels; the build validates it and records the version in _build_config.py)"},
+       "build", ""},
       {"FLAGOS_SKIP_CUDA_ASSETS", Scope::Build, Type::Bool, "0", "0 (off)", "",
        "Do not bundle an external libtorch_cuda.so into the wheel, for in-tree builds. "
        "The build-time counterpart of FLAGOS_DISABLE_CUDA_ASSETS",

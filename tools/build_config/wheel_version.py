@@ -1,0 +1,64 @@
+"""The version every torch_fl wheel carries: the base version
+(pyproject.toml, [tool.scikit-build.metadata.version] base), then
+FLAGOS_WHEEL_PRERELEASE, then +FLAGOS_WHEEL_LOCAL (2.10.0rc1+cuda13.3).
+
+One function, compose(), makes the string for the core wheel (this module
+is its scikit-build-core version provider: dynamic_metadata below), for the
+plugin wheels (tools/plugin_wheel) and for the build record (WHEEL_VERSION),
+so the three cannot disagree. Pure Python, no torch: it runs inside the
+PEP 517 backend before anything is compiled.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from tools.build_config.resolve import (ROOT, BuildConfigError, load_platforms, project_version,
+                                        resolve, wheel_pieces)
+
+
+def compose(base: str, prerelease: str | None = None, local: str | None = None) -> str:
+    """base + prerelease + "+local", checked against PEP 440 as a whole."""
+    text = base + (prerelease or "")
+    if local:
+        text += f"+{local}"
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(text)
+    except InvalidVersion:
+        raise BuildConfigError(f"wheel version {text!r} (base {base!r}, FLAGOS_WHEEL_PRERELEASE="
+                               f"{prerelease or ''}, FLAGOS_WHEEL_LOCAL={local or ''}) is not "
+                               f"a PEP 440 version") from None
+    if base + (prerelease or "") != parsed.public:
+        raise BuildConfigError(f"base version {base!r} is not in PEP 440's normal form "
+                               f"({Version(base)}): write it that way in pyproject.toml")
+    return text
+
+
+def core_version(env: Mapping[str, str] | None = None, root: Path | str = ROOT) -> str:
+    """The core wheel's version: the build record's WHEEL_VERSION for this environment."""
+    return resolve(env, root=root).wheel_version
+
+
+def plugin_version(name: str, env: Mapping[str, str] | None = None, root: Path | str = ROOT) -> str:
+    """A plugin wheel's version. The local label defaults to the platform's
+    wheel_local when the plugin is one of confs/flagos_platforms.json's
+    accelerators; a plugin with no entry there (host) has none unless
+    FLAGOS_WHEEL_LOCAL is set."""
+    env = os.environ if env is None else env
+    meta = load_platforms().get(name)
+    local, pre = wheel_pieces(env, name, meta, {}, [])
+    return compose(project_version(root), pre, local)
+
+
+def dynamic_metadata(settings: Mapping[str, Any], _project: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """scikit-build-core's hook for pyproject.toml's [[tool.dynamic-metadata]]
+    version entry: {"version": the core wheel's version}. A refused variable
+    stops the build with its one [flagos] line."""
+    if settings.get("field") != "version":
+        raise BuildConfigError(f"tools.build_config.wheel_version provides the version, "
+                               f"not {settings.get('field')!r}")
+    return {"version": core_version()}
