@@ -1,0 +1,92 @@
+"""What a user gets from `pip install torch_fl torch_fl-plugin-<vendor>`: the
+core wheel (`pip wheel --no-build-isolation .`) and a plugin wheel
+(`python -m tools.plugin_wheel`), installed into a fresh virtual environment
+that holds only torch, run the demo there, outside the source tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT))
+from tools.build_config.wheel_version import core_version  # noqa: E402
+
+# The build and the installs must not see the developer's release variables
+# or the routing/plugin choices of the test run.
+CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGOS_", "PYTHONPATH"))}
+
+
+def run(cmd: list, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=kw.pop("env", CLEAN), **kw)
+    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("dist")
+    # The core wheel reuses the editable install's build folder (pyproject's
+    # build-dir): after `make setup` only packaging is left to do.
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
+         "--disable-pip-version-check", "-w", out, "."], cwd=ROOT, timeout=1500)
+    plugin = run([sys.executable, "-m", "tools.plugin_wheel", "host", "--out", out, "--build-dir", out / "build"],
+                 cwd=ROOT, timeout=900).stdout.strip().splitlines()[-1]
+    core = [p for p in out.glob("torch_fl-*.whl")]
+    assert len(core) == 1, list(out.iterdir())
+    return {"core": core[0], "plugin": Path(plugin)}
+
+
+@pytest.fixture(scope="module")
+def venv(wheels, tmp_path_factory) -> Path:
+    where = tmp_path_factory.mktemp("venv")
+    run([sys.executable, "-m", "venv", where], timeout=300)
+    py = where / "bin" / "python"
+    torch_release = torch.__version__.split("+")[0]
+    run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", f"torch=={torch_release}"], timeout=900)
+    # --no-index: the wheels' own requirements must already be met by torch alone.
+    run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index",
+         wheels["core"], wheels["plugin"]], timeout=600)
+    return py
+
+
+def test_the_core_wheel_carries_the_release_version_and_the_torch_range(wheels):
+    name = wheels["core"].name
+    assert name.startswith(f"torch_fl-{core_version(CLEAN)}-"), name
+    with zipfile.ZipFile(wheels["core"]) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+        names = z.namelist()
+    assert "Requires-Dist: torch<2.14,>=2.11" in meta.splitlines()
+    assert "torch_fl/lib/libtorch_fl_core.so" in names and "torch_fl/plugins/host/libflagos_host.so" in names
+    assert not any(n.startswith(("test/", "tools/")) for n in names), "the wheel ships the package only"
+
+
+def test_the_installed_wheels_run_the_demo_in_a_venv_with_only_torch(venv, wheels, tmp_path):
+    # Outside the source tree, so that nothing is imported from it.
+    demo = tmp_path / "demo.py"
+    shutil.copy(ROOT / "tools" / "demo.py", demo)
+    proc = run([venv, demo], cwd=tmp_path, timeout=600)
+    assert proc.stdout.strip().splitlines()[-1] == "PASS", proc.stdout[-2000:]
+
+    probe = run([venv, "-c", """
+import importlib.metadata as m, json, torch_fl
+print(json.dumps({"version": m.version("torch_fl"), "file": torch_fl.__file__,
+                  "plugins": sorted(c["origin"] for c in torch_fl.installed_plugins() if c["name"] == "host"),
+                  "dists": sorted(d.metadata["Name"] for d in m.distributions())}))
+"""], cwd=tmp_path, timeout=300)
+    seen = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert seen["version"] == core_version(CLEAN)
+    assert seen["file"].startswith(str(venv.parent.parent)), seen["file"]
+    assert "entry_point" in seen["plugins"], seen["plugins"]  # the plugin wheel is found beside the core's own
+    # Only torch, its own requirements and the two wheels: nothing else was needed.
+    assert {"torch", "torch_fl", "torch_fl_plugin_host"} <= {d.replace("-", "_") for d in seen["dists"]}
+    assert not {"transformers", "pytest", "numpy"} & set(seen["dists"]), seen["dists"]
