@@ -70,6 +70,21 @@ def test_the_core_wheel_carries_the_release_version_and_the_torch_range(wheels):
     assert not any(n.startswith(("test/", "tools/")) for n in names), "the wheel ships the package only"
 
 
+# What a core library may need at run time: torch's own libraries (the
+# torch wheel installs them) and the C/C++ runtime every manylinux system has.
+RUNTIME_LIBRARIES = ("libc10.so", "libtorch_cpu.so", "libtorch_python.so", "libtorch_fl_core.so", "libstdc++.so",
+                     "libgcc_s.so", "libc.so", "libm.so", "ld-linux")
+
+
+def test_the_core_wheel_needs_no_shared_library_of_the_build_machine(wheels, tmp_path):
+    with zipfile.ZipFile(wheels["core"]) as z:
+        z.extractall(tmp_path)
+    for lib in [tmp_path / "torch_fl" / "lib" / "libtorch_fl_core.so", *tmp_path.glob("torch_fl/_C*.so")]:
+        dynamic = run(["readelf", "-d", lib], env=os.environ).stdout
+        needed = [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
+        assert needed and all(n.startswith(RUNTIME_LIBRARIES) for n in needed), (lib.name, needed)
+
+
 def test_the_installed_wheels_run_the_demo_in_a_venv_with_only_torch(venv, wheels, tmp_path):
     # Outside the source tree, so that nothing is imported from it.
     demo = tmp_path / "demo.py"
