@@ -6,8 +6,10 @@
 // a runtime without the three calls makes every call UNSUPPORTED, naming the
 // one missing.
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <unordered_set>
+#include <utility>
 
 #include "api.h"
 #include "device_scope.h"
@@ -26,7 +28,15 @@ constexpr unsigned kLazyEnablePeerAccess = 1;  // cudaIpcMemLazyEnablePeerAccess
 
 static_assert(sizeof(rt_ipc_handle) == FLAGOS_IPC_HANDLE_BYTES, "runtime IPC handle size");
 
-flagos_status_t ipc_ready(const char* fn, int32_t device, DeviceScope& scope) {
+// What every IPC entry point checks first, in this order: its required
+// pointer arguments (pointer, name), the device, a runtime with the three IPC
+// calls; then the device is made current for the scope.
+flagos_status_t ipc_ready(const char* fn, int32_t device, DeviceScope& scope,
+                          std::initializer_list<std::pair<const void*, const char*>> required = {}) {
+  for (const auto& [pointer, name] : required) {
+    flagos_status_t st = need(fn, pointer, name);
+    if (st != FLAGOS_SUCCESS) return st;
+  }
   flagos_status_t st = check_device(fn, device);
   if (st == FLAGOS_SUCCESS) st = runtime_ready(fn);
   if (st != FLAGOS_SUCCESS) return st;
@@ -70,9 +80,7 @@ flagos_status_t api_export_memory(flagos_device_t device, const void* ptr, flago
   static const char* fn = "export_memory";
   return guarded(fn, [&] {
     DeviceScope scope;
-    flagos_status_t st = need(fn, handle, "handle");
-    if (st == FLAGOS_SUCCESS) st = need(fn, offset, "offset");
-    if (st == FLAGOS_SUCCESS) st = ipc_ready(fn, device, scope);
+    flagos_status_t st = ipc_ready(fn, device, scope, {{handle, "handle"}, {offset, "offset"}});
     if (st != FLAGOS_SUCCESS) return st;
     const void* base = nullptr;
     size_t size = 0;
@@ -96,9 +104,7 @@ flagos_status_t api_open_memory(flagos_device_t device, const flagos_ipc_handle_
   static const char* fn = "open_memory";
   return guarded(fn, [&] {
     DeviceScope scope;
-    flagos_status_t st = need(fn, handle, "handle");
-    if (st == FLAGOS_SUCCESS) st = need(fn, base, "base");
-    if (st == FLAGOS_SUCCESS) st = ipc_ready(fn, device, scope);
+    flagos_status_t st = ipc_ready(fn, device, scope, {{handle, "handle"}, {base, "base"}});
     if (st != FLAGOS_SUCCESS) return st;
     if (handle->size == 0)
       return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: the handle's size is 0", fn);

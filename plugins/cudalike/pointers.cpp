@@ -20,6 +20,18 @@ std::map<uintptr_t, Block>& blocks() {
   return *m;
 }
 
+// The block holding address `at`, or nullptr; its base in *base. Caller
+// holds blocks_mutex().
+const Block* containing(uintptr_t at, uintptr_t* base) {
+  auto& m = blocks();
+  auto it = m.upper_bound(at);
+  if (it == m.begin()) return nullptr;
+  --it;
+  if (at - it->first >= it->second.size) return nullptr;
+  *base = it->first;
+  return &it->second;
+}
+
 }  // namespace
 
 std::mutex& blocks_mutex() {
@@ -42,15 +54,12 @@ size_t forget_block(const void* base) {
 }
 
 bool block_of(const void* p, const void** base, size_t* size) {
-  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(blocks_mutex());
-  auto& m = blocks();
-  auto it = m.upper_bound(at);
-  if (it == m.begin()) return false;
-  --it;
-  if (at - it->first >= it->second.size) return false;
-  *base = reinterpret_cast<const void*>(it->first);
-  *size = it->second.size;
+  uintptr_t start = 0;
+  const Block* b = containing(reinterpret_cast<uintptr_t>(p), &start);
+  if (b == nullptr) return false;
+  *base = reinterpret_cast<const void*>(start);
+  *size = b->size;
   return true;
 }
 
@@ -70,13 +79,11 @@ struct CudaPointerAttributes {
 
 bool in_table(uintptr_t at, Pointer* out) {
   std::lock_guard<std::mutex> lock(blocks_mutex());
-  auto& m = blocks();
-  auto it = m.upper_bound(at);
-  if (it == m.begin()) return false;
-  --it;
-  if (at - it->first >= it->second.size) return false;
-  out->memory = it->second.memory;
-  out->device = it->second.memory == Memory::kDevice ? it->second.device : -1;
+  uintptr_t start = 0;
+  const Block* b = containing(at, &start);
+  if (b == nullptr) return false;
+  out->memory = b->memory;
+  out->device = b->memory == Memory::kDevice ? b->device : -1;
   return true;
 }
 
@@ -104,11 +111,9 @@ bool from_runtime(const void* p, Pointer* out) {
 size_t block_room(const void* p) {
   const uintptr_t at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(blocks_mutex());
-  auto& m = blocks();
-  auto it = m.upper_bound(at);
-  if (it == m.begin()) return 0;
-  --it;
-  return at - it->first < it->second.size ? it->second.size - (at - it->first) : 0;
+  uintptr_t start = 0;
+  const Block* b = containing(at, &start);
+  return b == nullptr ? 0 : b->size - (at - start);
 }
 
 Pointer classify(const void* p) {
