@@ -33,13 +33,15 @@ $(STAMP)/venv: $(STAMP)/apt
 	@touch $@
 
 # Editable install: scikit-build-core builds into build/<wheel tag> (kept
-# between runs, with ccache, so rebuilds are incremental).
+# between runs, with ccache, so rebuilds are incremental). The C++ tests and
+# fake plugins are on here; a plain `pip install .` leaves them out.
 $(BUILD_ENV):
 	@mkdir -p $(STAMP) && rm -f $(STAMP)/env-* && touch $@
 
 $(STAMP)/installed: $(STAMP)/venv $(BUILD_ENV) $(SOURCES)
 	@echo "[setup] building torch_fl (editable)"
-	@$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+	@$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+		-C cmake.define.FLAGOS_BUILD_TESTS=ON -e .
 	@touch $@
 
 demo: setup

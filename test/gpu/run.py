@@ -412,7 +412,7 @@ def pip_build(run: StageRun, out: str, env: dict) -> int:
     """The editable build and install; the whole output into OUT/out, the
     lines that tell what happened into the log."""
     done = run.sh([PY, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--break-system-packages",
-                   "-v", "-e", "."], out=out, show=False, env=env)
+                   "-C", "cmake.define.FLAGOS_BUILD_TESTS=ON", "-v", "-e", "."], out=out, show=False, env=env)
     lines = done.text.splitlines()
     keep = [x for x in lines if any(k in x for k in ("[flagos]", "plugins/cuda", "error", "Error"))
             and not x.lstrip().startswith("-- Performing Test")]

@@ -6,6 +6,7 @@ the torch range the core wheel declares."""
 from __future__ import annotations
 
 import importlib
+from importlib import metadata
 import os
 import subprocess
 import sys
@@ -20,9 +21,12 @@ sys.path.insert(0, str(ROOT))
 
 from tools.build_config import BuildConfigError, resolve  # noqa: E402
 from tools.build_config.resolve import project_version, torch_outside_support, torch_requirement  # noqa: E402
-from tools.build_config.wheel_version import compose, core_version, plugin_version  # noqa: E402
+from tools.build_config.wheel_version import compose, core_requirements, core_version, plugin_version  # noqa: E402
 
 BASE = project_version()
+# The installed torch's minor, as a core wheel built here requires it (in Requires-Dist's order).
+_MAJOR, _MINOR = Version(metadata.version("torch")).release[:2]
+TORCH_MINOR = f"torch<{_MAJOR}.{_MINOR + 1},>={_MAJOR}.{_MINOR}"
 
 
 @pytest.mark.parametrize("pre, local, expected", [
@@ -100,7 +104,7 @@ def test_the_core_wheels_metadata_carries_the_version_and_the_torch_range(env, t
     meta = Parser().parsestr((tmp_path / dist_info / "METADATA").read_text())
     assert meta["Version"] == expected
     torch = [r for r in meta.get_all("Requires-Dist") if r.startswith("torch")]
-    assert torch == ["torch<2.14,>=2.11"]
+    assert torch == [TORCH_MINOR]
 
 
 def test_the_core_wheels_metadata_step_refuses_a_bad_value(tmp_path):
@@ -112,6 +116,13 @@ def test_the_core_wheels_metadata_step_refuses_a_bad_value(tmp_path):
 
 def test_the_declared_torch_range_is_the_tested_minors():
     assert torch_requirement() == ">=2.11,<2.14"
+
+
+@pytest.mark.parametrize("torch, wanted", [
+    ("2.13.0+cpu", "torch>=2.13,<2.14"), ("2.11.0+cu130", "torch>=2.11,<2.12"), ("2.14.0a0+git1234", "torch>=2.14,<2.15"),
+])
+def test_the_core_wheel_requires_the_torch_minor_it_was_compiled_against(torch, wanted):
+    assert core_requirements(torch) == [wanted]
 
 
 @pytest.mark.parametrize("torch, inside", [

@@ -347,13 +347,13 @@ def project_version(root: Path | str = ROOT) -> str:
 
 
 def torch_requirement(root: Path | str = ROOT) -> str:
-    """The torch versions the core wheel declares it supports (">=2.11,<2.14"),
-    from pyproject.toml's [project] dependencies."""
-    for dep in _pyproject(root)["project"].get("dependencies", []):
-        m = re.fullmatch(r"torch\s*([<>=!~,.\d\s]+)", dep)
-        if m:
-            return m.group(1).replace(" ", "")
-    raise BuildConfigError("pyproject.toml's [project] dependencies declare no torch version range")
+    """The torch versions torch_fl supports (">=2.11,<2.14"): supported-torch
+    of pyproject.toml's dependencies entry in [[tool.dynamic-metadata]]."""
+    for entry in _pyproject(root).get("tool", {}).get("dynamic-metadata", []):
+        if entry.get("field") == "dependencies" and "supported-torch" in entry:
+            return entry["supported-torch"].replace(" ", "")
+    raise BuildConfigError("pyproject.toml has no [[tool.dynamic-metadata]] entry with "
+                           "field = \"dependencies\" and supported-torch")
 
 
 def torch_outside_support(torch_version: str | None, root: Path | str = ROOT) -> str | None:

@@ -1,11 +1,14 @@
-"""The version every torch_fl wheel carries: the base version
-(pyproject.toml, [tool.scikit-build.metadata.version] base), then
-FLAGOS_WHEEL_PRERELEASE, then +FLAGOS_WHEEL_LOCAL (2.10.0rc1+cuda13.3).
+"""What torch_fl's wheels carry in their metadata.
 
-One function, compose(), makes the string for the core wheel (this module
-is its scikit-build-core version provider: dynamic_metadata below), for the
-plugin wheels (tools/plugin_wheel) and for the build record (WHEEL_VERSION),
-so the three cannot disagree. Pure Python, no torch: it runs inside the
+The version, every wheel: the base version (pyproject.toml, the version
+entry of [[tool.dynamic-metadata]]), then FLAGOS_WHEEL_PRERELEASE, then
++FLAGOS_WHEEL_LOCAL (2.10.0rc1+cuda13.3). One function, compose(), makes it
+for the core wheel (this module is its scikit-build-core provider:
+dynamic_metadata below), for the plugin wheels (tools/plugin_wheel) and for
+the build record (WHEEL_VERSION), so the three cannot disagree.
+
+The core wheel's torch requirement: the minor it was compiled against
+(core_requirements). Pure Python, torch not imported: it runs inside the
 PEP 517 backend before anything is compiled.
 """
 
@@ -54,11 +57,33 @@ def plugin_version(name: str, env: Mapping[str, str] | None = None, root: Path |
     return compose(project_version(root), pre, local)
 
 
-def dynamic_metadata(settings: Mapping[str, Any], _project: Mapping[str, Any] | None = None) -> dict[str, str]:
+def core_requirements(torch_version: str | None = None) -> list[str]:
+    """The core wheel's requirements: the torch minor it is compiled against
+    (its C++ libraries are not compatible across minors), from the installed
+    torch's metadata; "2.13.0+cpu" gives ["torch>=2.13,<2.14"]."""
+    if torch_version is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            torch_version = version("torch")
+        except PackageNotFoundError:
+            raise BuildConfigError("the core compiles against the installed torch, and none is installed: "
+                                   "pip install torch first, then build with --no-build-isolation") from None
+    from packaging.version import Version
+
+    release = Version(torch_version).release
+    return [f"torch>={release[0]}.{release[1]},<{release[0]}.{release[1] + 1}"]
+
+
+def dynamic_metadata(settings: Mapping[str, Any], _project: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """scikit-build-core's hook for pyproject.toml's [[tool.dynamic-metadata]]
-    version entry: {"version": the core wheel's version}. A refused variable
-    stops the build with its one [flagos] line."""
-    if settings.get("field") != "version":
-        raise BuildConfigError(f"tools.build_config.wheel_version provides the version, "
-                               f"not {settings.get('field')!r}")
-    return {"version": core_version()}
+    entries: {"version": the core wheel's version} or {"dependencies":
+    core_requirements()}. A refused variable stops the build with its one
+    [flagos] line."""
+    field = settings.get("field")
+    if field == "version":
+        return {"version": core_version()}
+    if field == "dependencies":
+        return {"dependencies": core_requirements()}
+    raise BuildConfigError(f"tools.build_config.wheel_version provides the version and the dependencies, "
+                           f"not {field!r}")
