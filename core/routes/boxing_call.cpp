@@ -18,13 +18,6 @@
 namespace flagos::routes {
 namespace {
 
-// TensorImpl fixes its device at construction, from the storage, and has no
-// setter: re-labelling a result in place needs one, hence this pointer to
-// the protected member, taken through a derived class as the language allows.
-struct TensorImplDevice : c10::TensorImpl {
-  static constexpr std::optional<c10::Device> c10::TensorImpl::*member = &TensorImplDevice::device_opt_;
-};
-
 c10::Device cuda_device_of(c10::DeviceIndex flagos) {
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device::properties(flagos).interop_device_index));
 }
@@ -49,13 +42,18 @@ at::Tensor flagos_over(c10::Storage storage, const at::Tensor& like) {
 
 // Re-labels a tensor nothing else references as a flagos tensor, in place:
 // one TensorImpl fewer to make and free per result, a measurable share of a
-// small op's cost. _change_backend_component_keys swaps the dispatch keys,
-// autocast's included. A shared tensor gets a flagos tensor of its own.
+// small op's cost. Its storage's DataPtr already says flagos, and
+// set_storage_keep_dtype takes the tensor's device from the storage (TensorImpl
+// has no other public way to change it); _change_backend_component_keys swaps
+// the dispatch keys, autocast's included. A shared tensor, or one whose
+// metadata may not change, gets a flagos tensor of its own.
 at::Tensor relabel(const at::Tensor& t, c10::DeviceIndex device) {
-  if (t.use_count() != 1 || t.weak_use_count() != 1) return flagos_over(t.storage(), t);
-  const c10::Device flagos(c10::DeviceType::PrivateUse1, device);
   c10::TensorImpl* impl = t.unsafeGetTensorImpl();
-  impl->*TensorImplDevice::member = flagos;
+  if (t.use_count() != 1 || t.weak_use_count() != 1 || !impl->allow_tensor_metadata_change())
+    return flagos_over(t.storage(), t);
+  const c10::Device flagos(c10::DeviceType::PrivateUse1, device);
+  TORCH_INTERNAL_ASSERT_DEBUG_ONLY(t.storage().device() == flagos, "[flagos] relabel: the storage is not flagos memory yet");
+  impl->set_storage_keep_dtype(t.storage());
   impl->_change_backend_component_keys(flagos);
   return t;
 }
