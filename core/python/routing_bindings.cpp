@@ -152,6 +152,7 @@ void bind_routing(py::module_& m) {
     return std::vector<std::string>(ops.begin(), ops.end());
   });
   m.def("_typed_boxing_ops", [] { return routes::typed_boxing_ops(); });
+  m.def("_typed_schema_mismatch", [](const std::string& compiled) { return routes::typed_schema_mismatch(compiled); });
   m.def("_plugin_kernel_schemas", [] { return routes::plugin_kernel_schemas(); });
   m.def("_unroutable_reason", [](const std::string& op, const py::dict& catalog) {
     return dispatch::TorchCatalog(catalog_options(catalog)).unroutable_reason(op);

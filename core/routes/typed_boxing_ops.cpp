@@ -72,6 +72,8 @@
 #include <ATen/ops/where_ops.h>
 #include <ATen/ops/zero_ops.h>
 
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+
 #include <string_view>
 #include <unordered_map>
 
@@ -113,10 +115,16 @@ namespace {
   X(_foreach_sqrt) X(_foreach_div__ScalarList) X(_foreach_add__Scalar) X(_foreach_add__List)                  \
   X(_foreach_addcdiv__ScalarList) X(_foreach_addcdiv__Scalar) X(_foreach_norm_Scalar) X(_foreach_sub__Scalar)
 
-using Make = torch::CppFunction (*)(const std::string& log_line);
+using Make = std::optional<torch::CppFunction> (*)(const std::string& log_line);
 
 template <class Op, BoxingTarget Target>
-torch::CppFunction make(const std::string& log_line) {
+std::optional<torch::CppFunction> make(const std::string& log_line) {
+  if (const std::string why = typed_schema_mismatch(Op::schema_str); !why.empty()) {
+    diag::warn_once(std::string("typed-schema:") + Op::name + "." + Op::overload_name,
+                    std::string("[flagos] the typed boxing kernel of ") + Op::name + " cannot serve this torch (" +
+                        why + "): the boxed route serves it");
+    return std::nullopt;
+  }
   using Kernel = typed::TypedBoxing<Op, Target>;
   if (!log_line.empty()) Kernel::log = new typed::FirstCallLog{log_line};  // kept for the process
   Kernel::traits = new OpTraits(c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name));
@@ -145,6 +153,21 @@ const std::unordered_map<std::string, std::pair<Make, Make>>& kernels() {
 }
 
 }  // namespace
+
+std::string typed_schema_mismatch(const std::string& compiled) {
+  c10::FunctionSchema built = [&] {
+    try {
+      return torch::jit::parseSchema("aten::" + compiled);
+    } catch (const std::exception&) {
+      return c10::FunctionSchema("", "", {}, {});  // matches nothing registered
+    }
+  }();
+  if (built.name().empty()) return "its compiled schema does not parse";
+  auto op = c10::Dispatcher::singleton().findSchema(built.operator_name());
+  if (!op) return "this torch has no " + c10::toString(built.operator_name());
+  if (!(op->schema() == built)) return "this torch declares " + c10::toString(built.operator_name()) + " differently";
+  return "";
+}
 
 std::optional<torch::CppFunction> typed_boxing_kernel(const std::string& op, BoxingTarget target,
                                                       const std::string& log_line) {

@@ -15,7 +15,7 @@
 namespace flagos::routes {
 
 // The typed kernel of routing name `op` ("add.Tensor") for `target`, or none
-// when `op` has none. `log_line`, when not empty, is written to the log at
+// when `op` has none or its schema differs from this torch's (one warning). `log_line`, when not empty, is written to the log at
 // the kernel's first call (FLAGOS_LOG=dispatch), as the boxed kernel does.
 // Call once per operator, at install.
 std::optional<torch::CppFunction> typed_boxing_kernel(const std::string& op, BoxingTarget target,
@@ -23,6 +23,13 @@ std::optional<torch::CppFunction> typed_boxing_kernel(const std::string& op, Box
 
 // The routing names of the operators with a typed kernel (for tests and tools).
 std::vector<std::string> typed_boxing_ops();
+
+// Why a typed kernel compiled from `compiled` (at::_ops::<op>::schema_str of
+// the torch built against, "mm(Tensor self, Tensor mat2) -> Tensor") cannot
+// serve this torch's aten::<op>; "" when both schemas are the same. A kernel
+// with another signature would read its arguments wrongly: typed_boxing_kernel
+// then gives none, and the boxed route serves the operator.
+std::string typed_schema_mismatch(const std::string& compiled);
 
 // _to_copy on `self`'s own device, by the target's kernel (aten/copy.cpp's
 // same-device casts: autocast makes hundreds per training step).

@@ -195,3 +195,18 @@ def test_every_typed_kernel_names_an_operator_routed_to_the_stock_device():
     # The rest have no kernel for the stock device in this torch (CUDA's fused
     # attention on a CPU torch, flash attention for CPU on a CUDA one).
     assert len(names) >= 70 and routed >= len(names) - 6
+
+
+def test_a_typed_kernel_serves_only_the_schema_it_was_compiled_for():
+    # Each typed kernel is compiled against one torch's at::_ops signature; at
+    # install its schema is compared with this torch's, and a difference
+    # leaves the operator on the boxed route (slower, never misread).
+    mismatch = torch_fl._C._typed_schema_mismatch
+    for op in torch_fl._C._typed_boxing_ops():
+        name, _, overload = op.partition(".")
+        registered = str(torch._C._get_schema(f"aten::{name}", overload)).removeprefix("aten::")
+        assert mismatch(registered) == "", op
+    assert mismatch("mm(Tensor self, Tensor mat2, int extra) -> Tensor") == "this torch declares aten::mm differently"
+    assert mismatch("mm(Tensor self, Tensor mat2) -> Tensor(a)") == "this torch declares aten::mm differently"
+    assert mismatch("no_such_op(Tensor self) -> Tensor") == "this torch has no aten::no_such_op"
+    assert mismatch("mm(Tensor self") == "its compiled schema does not parse"
