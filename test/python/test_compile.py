@@ -153,6 +153,35 @@ def test_flagos_matmuls_take_inductors_padding_pass():
         pad_mm.check_device = original
 
 
+def test_flagos_templates_take_inductors_cuda_tuning_tables():
+    """The Triton path gives flagos the block sizes Inductor tuned for CUDA
+    GPUs (flex attention's backward otherwise runs 16x16 generic blocks)."""
+    from torch._inductor import choices
+    from torch._inductor.template_heuristics import registry
+    from torch._inductor.template_heuristics.triton import BaseConfigHeuristic, CUDAConfigHeuristic
+    from torch_fl.compile import triton_codegen
+
+    original = choices.InductorChoices.get_config_heuristics
+    table = dict(registry._TEMPLATE_HEURISTIC_REGISTRY)
+    try:
+        triton_codegen._tune_templates_like_cuda()
+        patched = choices.InductorChoices.get_config_heuristics
+        triton_codegen._tune_templates_like_cuda()
+        assert choices.InductorChoices.get_config_heuristics is patched  # installed once
+        ours = choices.InductorChoices()
+        assert type(ours.get_config_heuristics("flagos")) is CUDAConfigHeuristic
+        assert type(ours.get_config_heuristics("cpu")) is not CUDAConfigHeuristic
+        assert type(ours.get_config_heuristics("other")) is BaseConfigHeuristic
+        cuda_rows = {(t, o): c for (t, d, o), c in registry._TEMPLATE_HEURISTIC_REGISTRY.items() if d == "cuda"}
+        assert cuda_rows and all(registry.get_registered_heuristic_class(t, "flagos", o) is c
+                                 for (t, o), c in cuda_rows.items())
+    finally:
+        choices.InductorChoices.get_config_heuristics = original
+        registry._TEMPLATE_HEURISTIC_REGISTRY.clear()
+        registry._TEMPLATE_HEURISTIC_REGISTRY.update(table)
+        registry._HEURISTIC_CACHE.clear()
+
+
 def test_dynamic_shapes_compile_once():
     from torch._dynamo.testing import CompileCounterWithBackend
     counter = CompileCounterWithBackend("flagos")

@@ -18,6 +18,9 @@ medians, per-repeat ratios):
   (g) graph-infer  (d)'s forward captured once and replayed: torch.flagos.graph
                  against torch.cuda.graph (tools/bench/graph_replay.py), and
                  the replay against flagos eager
+  (h) compile-flex  flex attention compiled (Inductor's fused template,
+                 tools/bench/flex.py), forward and forward+backward, bf16;
+                 not in the default jobs
   (e) flaggems   FlagGems operators through the flaggems route
                  (cuda_flaggems.toml) against the same FlagGems function called
                  directly on CUDA tensors; µs/op
@@ -48,7 +51,7 @@ from pathlib import Path
 
 import torch
 
-from tools.bench import cpus, gpt2, graph_replay, op_profile, report, timing, tiny_op
+from tools.bench import cpus, flex, gpt2, graph_replay, op_profile, report, timing, tiny_op
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,10 +69,11 @@ TARGETS = {
     "compile-train": ("≤ 1.03× native compiled", lambda r: r["ratio"] <= 1.03),
     "compile-infer": ("≤ 1.05× native compiled", lambda r: r["ratio"] <= 1.05),
     "graph-infer": ("≤ 1.05× native graph replay", lambda r: r["ratio"] <= 1.05),
+    "compile-flex": ("≤ 1.05× native compiled", lambda r: r["ratio"] <= 1.05),
 }
 PRIMARY_CONF = {"tiny": "boxing", "bandwidth": "boxing", "train": "boxing", "infer": "boxing",
                 "flaggems": "flaggems", "compile-train": "boxing", "compile-infer": "boxing",
-                "graph-infer": "boxing"}
+                "graph-infer": "boxing", "compile-flex": "boxing"}
 
 
 # ---------------------------------------------------------------- child side
@@ -169,7 +173,9 @@ def section_compile_train(native: str, dry: bool, repeats: int) -> tuple[list, l
 
     cfg = gpt2.config(dry)
     batch, seq, steps = split.DRY if dry else (split.BATCH, split.SEQ, split.STEPS)
-    pairs = 1 if dry or repeats < 8 else 2  # each pair compiles both sides afresh: minutes
+    # Each pair compiles both sides afresh (a minute); the step is host-bound,
+    # so pairs differ more than blocks do: --repeats 16 gives four.
+    pairs = 1 if dry or repeats < 8 else min(4, repeats // 4)
     r = split.measure(pairs=pairs, blocks=4, timeout=400, native=native, dry=dry, compiled=True)
     case = f"GPT-2 {cfg.n_layer}L/{cfg.n_embd} compiled, batch {batch} x {seq}, bf16 autocast, AdamW"
     notes = [f"native compiled and flagos compiled in separate processes taking turns, ABBA: {r['rounds']}",
@@ -214,6 +220,16 @@ def section_graph_infer(native: str, dry: bool, repeats: int) -> tuple[list, lis
     notes = [f"flagos eager {ms['eager']:.3g} ms, flagos graph replay {ms['graph']:.3g} ms: "
              f"{ms['eager'] / ms['graph']:.2f}× faster (target ≥ 3×)"]
     return [_timed(case, "ms", 1e3, r, native, baseline=f"{native} graph replay")], notes
+
+
+def section_compile_flex(native: str, dry: bool, repeats: int) -> tuple[list, list]:
+    shape, dtype, calls = (flex.DRY, torch.float32, 2) if dry else (flex.FULL, torch.bfloat16, 10)
+    rows = []
+    for backward in (False,) if dry else (False, True):  # the CPU's flex template has no backward
+        r = timing.compare(flex.workload(shape, dtype, backward, calls), repeats, devices=(native, "flagos"))
+        rows.append(_timed(flex.describe(shape, dtype, backward), "ms", 1e3, r, native,
+                           baseline=f"{native} compiled"))
+    return rows, []
 
 
 # The FlagGems operators of (e): how torch reaches each on flagos, and how the
@@ -316,7 +332,7 @@ def _registered_for(native: str, op: str, fn):
 SECTIONS = {"tiny": section_tiny, "bandwidth": section_bandwidth, "train": section_train,
             "infer": section_infer, "flaggems": section_flaggems,
             "compile-train": section_compile_train, "compile-infer": section_compile_infer,
-            "graph-infer": section_graph_infer}
+            "graph-infer": section_graph_infer, "compile-flex": section_compile_flex}
 
 
 def _install_flaggems_standin() -> None:
