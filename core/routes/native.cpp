@@ -14,15 +14,18 @@
 #include "routes/aten_op.h"
 #include "routes/boxed_args.h"
 #include "routes/native_args.h"
+#include "routes/schema_fit.h"
 
 namespace flagos::routes {
 namespace {
 
 // Why a plugin kernel's schema cannot serve this torch ("" when it can).
 std::string schema_mismatch(const c10::FunctionSchema& declared) {
-  auto op = c10::Dispatcher::singleton().findSchema(declared.operator_name());
-  if (!op) return "this torch has no such operator";
-  if (!(op->schema() == declared)) return "this torch declares the operator differently";
+  switch (schema_fit(declared)) {
+    case SchemaFit::kNoOperator: return "this torch has no such operator";
+    case SchemaFit::kDeclaredDifferently: return "this torch declares the operator differently";
+    case SchemaFit::kSame: break;
+  }
   return "";
 }
 

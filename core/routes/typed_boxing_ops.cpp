@@ -74,11 +74,13 @@
 
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
 #include "diag/log.h"
 #include "routes/boxed_args.h"
+#include "routes/schema_fit.h"
 #include "routes/typed_boxing.h"
 
 namespace flagos::routes {
@@ -155,17 +157,18 @@ const std::unordered_map<std::string, std::pair<Make, Make>>& kernels() {
 }  // namespace
 
 std::string typed_schema_mismatch(const std::string& compiled) {
-  c10::FunctionSchema built = [&] {
-    try {
-      return torch::jit::parseSchema("aten::" + compiled);
-    } catch (const std::exception&) {
-      return c10::FunctionSchema("", "", {}, {});  // matches nothing registered
-    }
-  }();
-  if (built.name().empty()) return "its compiled schema does not parse";
-  auto op = c10::Dispatcher::singleton().findSchema(built.operator_name());
-  if (!op) return "this torch has no " + c10::toString(built.operator_name());
-  if (!(op->schema() == built)) return "this torch declares " + c10::toString(built.operator_name()) + " differently";
+  std::optional<c10::FunctionSchema> built;
+  try {
+    built = torch::jit::parseSchema("aten::" + compiled);
+  } catch (const std::exception&) {
+    return "its compiled schema does not parse";
+  }
+  const std::string name = c10::toString(built->operator_name());
+  switch (schema_fit(*built)) {
+    case SchemaFit::kNoOperator: return "this torch has no " + name;
+    case SchemaFit::kDeclaredDifferently: return "this torch declares " + name + " differently";
+    case SchemaFit::kSame: break;
+  }
   return "";
 }
 

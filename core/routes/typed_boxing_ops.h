@@ -15,9 +15,10 @@
 namespace flagos::routes {
 
 // The typed kernel of routing name `op` ("add.Tensor") for `target`, or none
-// when `op` has none or its schema differs from this torch's (one warning). `log_line`, when not empty, is written to the log at
-// the kernel's first call (FLAGOS_LOG=dispatch), as the boxed kernel does.
-// Call once per operator, at install.
+// when `op` has none or its schema differs from this torch's (one warning).
+// `log_line`, when not empty, is written to the log at the kernel's first
+// call (FLAGOS_LOG=dispatch), as the boxed kernel does. Call once per
+// operator, at install.
 std::optional<torch::CppFunction> typed_boxing_kernel(const std::string& op, BoxingTarget target,
                                                       const std::string& log_line);
 
