@@ -45,6 +45,9 @@
 /* ABI 1.5: an extension type and its handle, no change to the table. */
 #define FLAGOS_IPC_EXT_SIZE_1_5 FLAGOS_STRUCT_SIZE(flagos_ipc_ext_t, close_memory)
 #define FLAGOS_IPC_HANDLE_SIZE_1_5 FLAGOS_STRUCT_SIZE(flagos_ipc_handle_t, reserved)
+/* ABI 1.6: host services, appended to the host info. */
+#define FLAGOS_HOST_INFO_SIZE_1_6 FLAGOS_STRUCT_SIZE(flagos_host_info_t, services)
+#define FLAGOS_HOST_SERVICES_SIZE_1_6 FLAGOS_STRUCT_SIZE(flagos_host_services_t, log)
 
 /* Smallest plugin table accepted for a claimed minor (index = minor). */
 #define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
@@ -68,6 +71,8 @@ FLAGOS_ABI_ASSERT(FLAGOS_PROFILER_OPTIONS_SIZE_1_4 == 16, profiler_options_1_4);
 FLAGOS_ABI_ASSERT(FLAGOS_ACTIVITY_RECORD_SIZE_1_4 == 80, activity_record_1_4);
 FLAGOS_ABI_ASSERT(FLAGOS_IPC_EXT_SIZE_1_5 == 64, ipc_ext_1_5);
 FLAGOS_ABI_ASSERT(FLAGOS_IPC_HANDLE_SIZE_1_5 == 80, ipc_handle_1_5);
+FLAGOS_ABI_ASSERT(FLAGOS_HOST_INFO_SIZE_1_6 == 64, host_info_1_6);
+FLAGOS_ABI_ASSERT(FLAGOS_HOST_SERVICES_SIZE_1_6 == 48, host_services_1_6);
 FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
 #endif
 

@@ -37,8 +37,59 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------ */
+/* Services the core offers a plugin (ABI 1.6), reached from the host info.
+ * Owned by the core. Unlike the host info that carries it, the table and its
+ * `context` stay valid for the life of the process: a plugin keeps the
+ * pointer. Every function is thread-safe, may be called from any thread (a
+ * plugin's own worker threads included, and from inside a kernel's run())
+ * and never synchronises a device; the memory functions may call the
+ * plugin's mem_alloc, mem_free and event functions, as the core's allocator
+ * does, and must not be called during the entry call (log may). A member may
+ * be absent or NULL: test with FLAGOS_HAS_FN. */
+typedef struct flagos_host_services {
+  size_t struct_size;
+  void* context; /* the first argument of every function below */
+
+  /* Device memory of at least `bytes` from the core's caching allocator for
+   * `device`, in stream order on `stream` (a stream of this plugin on
+   * `device`): work enqueued on `stream` after this call may use it. For a
+   * vendor kernel's scratch (an aclnn-style workspace), served from the
+   * allocator's cache (a mem_alloc only when the cache has no fit).
+   * bytes == 0 sets *ptr = NULL.
+   * The block is the plugin's until workspace_free. While `stream` captures a
+   * graph the block comes from the graph's private pool. Errors:
+   * FLAGOS_ERROR_OUT_OF_MEMORY (after the allocator returned its cache and
+   * retried once), FLAGOS_ERROR_INVALID_DEVICE, FLAGOS_ERROR_INVALID_ARGUMENT;
+   * the reason is in the core's log. */
+  flagos_status_t (*workspace_alloc)(void* context, flagos_device_t device, flagos_stream_t stream,
+                                     uint64_t bytes, void** ptr);
+  /* Gives back a workspace_alloc block, stream-ordered: call it right after
+   * enqueueing the last work that uses the block, without waiting. The block
+   * is reused only by work enqueued later on its stream, and by other
+   * streams once the work record_stream marked has completed. NULL is a
+   * no-op. FLAGOS_ERROR_INVALID_ARGUMENT for a pointer that is not a live
+   * workspace block. */
+  flagos_status_t (*workspace_free)(void* context, void* ptr);
+  /* Marks that work enqueued so far on `stream` uses the live block of the
+   * core's allocator holding `ptr` (any address inside a workspace or a
+   * tensor's memory), as torch's Tensor.record_stream does: the block is not
+   * reused before that work completed. The block's own stream needs no mark.
+   * FLAGOS_ERROR_INVALID_ARGUMENT when `ptr` is in no live block. */
+  flagos_status_t (*record_stream)(void* context, void* ptr, flagos_stream_t stream);
+  /* One line through the core's log, as "[flagos] plugin <name>: <message>"
+   * on stderr at `level` (FLAGOS_LOG_LEVEL_*). `message` is copied, cut at
+   * its first newline; NULL or empty prints nothing. */
+  void (*log)(void* context, int32_t level, const char* message);
+} flagos_host_services_t;
+
+#define FLAGOS_LOG_LEVEL_INFO 0
+#define FLAGOS_LOG_LEVEL_WARNING 1
+#define FLAGOS_LOG_LEVEL_ERROR 2
+
+/* ------------------------------------------------------------------------ */
 /* What the core tells the plugin at the handshake. Owned by the core; valid
- * only during the entry call: a plugin copies what it needs to keep. */
+ * only during the entry call: a plugin copies what it needs to keep (the
+ * services table excepted, see above). */
 typedef struct flagos_host_info {
   size_t struct_size;
   uint32_t abi_major;         /* FLAGOS_ABI_MAJOR the core was built with */
@@ -51,6 +102,9 @@ typedef struct flagos_host_info {
   size_t num_options;
   const char* const* option_keys;
   const char* const* option_values;
+  /* ABI 1.6: the core's services, or NULL from a host that offers none (the
+   * conformance runner). Process lifetime. */
+  const flagos_host_services_t* services;
 } flagos_host_info_t;
 
 /* ------------------------------------------------------------------------ */

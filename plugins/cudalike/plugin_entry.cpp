@@ -32,6 +32,8 @@ flagos_status_t Plugin::configure(const char* fn, const flagos_host_info_t* host
     return fail(FLAGOS_ERROR_INVALID_STATE, "%s: called again with runtime=%s while runtime=%s is in force", fn,
                 runtime.c_str(), g_runtime.c_str());
   }
+  static const char* const known[] = {"runtime", nullptr};
+  flagos::kit::warn_unknown_options(host, known);
   if (given != nullptr && given[0] != '/')
     return fail(FLAGOS_ERROR_INVALID_ARGUMENT, "%s: option runtime=%s is not an absolute path to a library", fn,
                 given);

@@ -155,6 +155,32 @@ flagos_status_t KernelCall::bind_tensor(const char* fn, const ParamSpec& p, size
   return FLAGOS_SUCCESS;
 }
 
+flagos_status_t KernelCall::workspace(const char* fn, uint64_t bytes, uint8_t** scratch) {
+  *scratch = nullptr;
+  const flagos_host_services_t* s = kit::host_services();
+  if (s == nullptr || !FLAGOS_HAS_FN(flagos_host_services_t, s, workspace_alloc) ||
+      !FLAGOS_HAS_FN(flagos_host_services_t, s, workspace_free) || bytes == 0)
+    return FLAGOS_SUCCESS;
+  void* ptr = nullptr;
+  if (flagos_status_t st = s->workspace_alloc(s->context, call_->device, call_->stream, bytes, &ptr);
+      st != FLAGOS_SUCCESS)
+    return fail(st, "%s: the core's workspace_alloc of %llu bytes failed", fn, (unsigned long long)bytes);
+  workspaces_.push_back(ptr);
+  std::shared_ptr<Block> block = find_block(ptr);
+  if (!block || block->device != call_->device)
+    return fail(FLAGOS_ERROR_INTERNAL, "%s: the core's workspace %p is not memory of device %d", fn, ptr,
+                call_->device);
+  *scratch = block->translate(ptr);
+  blocks_.push_back(std::move(block));  // mapped until the work ran
+  return FLAGOS_SUCCESS;
+}
+
+KernelCall::~KernelCall() {
+  if (workspaces_.empty()) return;
+  const flagos_host_services_t* s = kit::host_services();
+  for (void* ptr : workspaces_) s->workspace_free(s->context, ptr);
+}
+
 flagos_status_t KernelCall::enqueue(const char* fn, std::function<void()> work) const {
   return stream_->enqueue(fn, [blocks = blocks_, work = std::move(work)] {
     work();

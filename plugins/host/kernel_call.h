@@ -45,6 +45,18 @@ class KernelCall {
   // Enqueues `work` on the call's stream; the call returns at once.
   flagos_status_t enqueue(const char* fn, std::function<void()> work) const;
 
+  // Scratch of `bytes` for work this call enqueues, from the core's
+  // workspace service (stream-ordered on the call's stream, given back when
+  // this KernelCall goes): *scratch is where the work reads and writes it.
+  // *scratch is null when the core offers no workspace service (the kernel
+  // then uses memory of its own); a failing service is the call's error.
+  flagos_status_t workspace(const char* fn, uint64_t bytes, uint8_t** scratch);
+
+  KernelCall() = default;
+  KernelCall(const KernelCall&) = delete;
+  KernelCall& operator=(const KernelCall&) = delete;
+  ~KernelCall();  // gives the workspaces back, in stream order
+
  private:
   flagos_status_t bind_tensor(const char* fn, const ParamSpec& p, size_t i);
 
@@ -53,6 +65,7 @@ class KernelCall {
   std::shared_ptr<Stream> stream_;
   std::vector<View> views_;  // by argument position; empty for non-tensors
   std::vector<std::shared_ptr<Block>> blocks_;
+  std::vector<void*> workspaces_;  // core-allocated, freed by the destructor
 };
 
 // FLAGOS_ERROR_UNSUPPORTED with a message: the core takes the next route.

@@ -1,6 +1,8 @@
 // mm.out: out[n, m] = self[n, k] @ mat2[k, m] with any strides, accumulating
 // in double for floating types. The product is complete before out is
 // written, so out may alias an input.
+#include <algorithm>
+
 #include "kernel_call.h"
 #include "kernels.h"
 #include "kit.h"
@@ -27,9 +29,17 @@ flagos_status_t run_mm_out(const flagos_kernel_call_t* call) {
     if (has_internal_overlap(out)) return unsupported(fn, "out has overlapping elements");
     return dispatch(e, [&](auto tag) {
       using T = decltype(tag);
-      return c.enqueue(fn, [a, b, out] {
+      const size_t cells = size_t(a.shape[0] * b.shape[1]);
+      // The accumulator is the kernel's workspace: the core's when it lends
+      // one (as an aclnn kernel's would be), else the heap's.
+      uint8_t* scratch = nullptr;
+      if (flagos_status_t ws = c.workspace(fn, cells * sizeof(Acc<T>), &scratch); ws != FLAGOS_SUCCESS)
+        return ws;
+      return c.enqueue(fn, [a, b, out, cells, scratch] {
         const int64_t n = a.shape[0], k = a.shape[1], m = b.shape[1];
-        std::vector<Acc<T>> acc(size_t(n * m), Acc<T>(0));
+        std::vector<Acc<T>> heap(scratch ? 0 : cells);
+        Acc<T>* acc = scratch ? reinterpret_cast<Acc<T>*>(scratch) : heap.data();
+        std::fill(acc, acc + cells, Acc<T>(0));
         for (int64_t i = 0; i < n; ++i)
           for (int64_t p = 0; p < k; ++p) {
             const Acc<T> x = *a.at<T>(i * a.strides[0] + p * a.strides[1]);

@@ -4,6 +4,7 @@
 
 #include "flagos/kit/checks.hpp"
 #include "flagos/kit/guarded.hpp"
+#include "flagos/kit/host_services.hpp"
 #include "flagos/kit/last_error.hpp"
 
 namespace flagos_host {

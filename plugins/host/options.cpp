@@ -39,6 +39,9 @@ flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Op
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "profiler", 0, 1, &profiler);
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "ipc", 0, 1, &ipc);
   if (st != FLAGOS_SUCCESS) return st;
+  static const char* const known[] = {"devices", "strict", "memory_mb", "collectives", "graphs", "profiler",
+                                      "ipc", nullptr};
+  kit::warn_unknown_options(host, known);
   o.collectives = collectives == 1;
   o.graphs = graphs == 1;
   o.profiler = profiler == 1;

@@ -73,11 +73,15 @@ void copy_elements(const View& dst, const View& src);
 // out[i] = T(values[i]) for `values` in out's row-major order: how results
 // computed in a wider accumulator reach a strided out.
 template <class T, class A>
-void store_row_major(const View& out, const std::vector<A>& values) {
+void store_row_major(const View& out, const A* values) {
   const Dims row_major = contiguous_strides(out.shape);
   for_each_offset<2>(out.shape, {&out.strides, &row_major}, [&](const auto& off) {
     *out.at<T>(off[0]) = static_cast<T>(values[size_t(off[1])]);
   });
+}
+template <class T, class A>
+void store_row_major(const View& out, const std::vector<A>& values) {
+  store_row_major<T>(out, values.data());
 }
 
 // Runs compute(dst) with dst = out, or, with `stage`, with a contiguous

@@ -142,4 +142,4 @@ def test_a_cuda_shaped_wheel_carries_its_probe_and_needs_no_sdk(vendor, tmp_path
     proc = run_python("", args=["-m", "torch_fl", "info"],
                       env={"PYTHONPATH": str(site), "FLAGOS_PLUGIN": str(lib)}, check=True)
     info = json.loads(proc.stdout)
-    assert info["name"] == vendor and info["abi"] == "1.5"
+    assert info["name"] == vendor and info["abi"] == "1.6"

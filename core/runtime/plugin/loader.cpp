@@ -14,6 +14,7 @@
 #include "env/registry.h"
 #include "error.h"
 #include "plugin/handshake.h"
+#include "plugin/host_services.h"
 #include "plugin/library.h"
 
 #ifndef FLAGOS_VERSION
@@ -85,7 +86,7 @@ std::string unmet_requirements(const std::string& library) {
   }
 }
 
-std::string call_entry(const OpenedLibrary& lib, const Options& options,
+std::string call_entry(const OpenedLibrary& lib, const std::string& name, const Options& options,
                        const flagos_plugin_api_t** api) {
   std::vector<const char*> keys, values;
   for (const auto& [k, v] : options) {
@@ -101,6 +102,7 @@ std::string call_entry(const OpenedLibrary& lib, const Options& options,
   host.num_options = options.size();
   host.option_keys = keys.data();
   host.option_values = values.data();
+  host.services = host_services(name);
   *api = nullptr;
   const flagos_status_t status = lib.entry(&host, api);
   if (status == FLAGOS_SUCCESS) return {};
@@ -234,7 +236,7 @@ std::shared_ptr<const Plugin> load(const Candidate& candidate, const Options& op
   if (auto it = s.by_identity.find(lib.identity); it != s.by_identity.end()) return it->second;
 
   const flagos_plugin_api_t* api = nullptr;
-  if (std::string why = call_entry(lib, options, &api); !why.empty())
+  if (std::string why = call_entry(lib, candidate.name, options, &api); !why.empty())
     throw Error(describe(candidate) + ": " + why);
   if (std::string why = validate_table(api); !why.empty())
     throw Error(describe(candidate) + " refused: " + why);

@@ -19,7 +19,8 @@
 //
 // The entry follows plugin_api.h: it stores the table in *api before any
 // other check (so the core can read last_error_message on failure), refuses
-// another ABI major, then calls configure() under the kit's lock. configure
+// another ABI major, keeps the core's services (host_services.hpp), then
+// calls configure() under the kit's lock. configure
 // sees every call: it fixes the options on the first successful one and
 // answers later ones (INVALID_STATE when they differ); it must not touch
 // the vendor runtime or a device, nor start threads.
@@ -30,6 +31,7 @@
 #include <type_traits>
 
 #include "flagos/kit/guarded.hpp"
+#include "flagos/kit/host_services.hpp"
 #include "flagos/plugin_api.h"
 
 // Declares the static member function `member` with the exact type of the
@@ -107,6 +109,7 @@ flagos_status_t entry(const flagos_host_info_t* host, const flagos_plugin_api_t*
                   fn, host->abi_major, FLAGOS_ABI_MAJOR);
     static std::mutex lock;
     std::lock_guard<std::mutex> hold(lock);
+    keep_host_services(host);
     return Impl::configure(fn, host);
   });
 }

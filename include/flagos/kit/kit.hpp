@@ -16,6 +16,7 @@
 #include "flagos/kit/fork_guard.hpp"
 #include "flagos/kit/guarded.hpp"
 #include "flagos/kit/handle_table.hpp"
+#include "flagos/kit/host_services.hpp"
 #include "flagos/kit/last_error.hpp"
 #include "flagos/kit/options.hpp"
 #include "flagos/kit/properties.hpp"

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "flagos/kit/host_services.hpp"
 #include "flagos/kit/last_error.hpp"
 #include "flagos/plugin_api.h"
 
@@ -56,6 +58,24 @@ inline flagos_status_t int_option(const char* fn, const flagos_host_info_t* host
                 fn, key, text, lo, hi);
   *out = v;
   return FLAGOS_SUCCESS;
+}
+
+// Unknown keys are ignored, as plugin_api.h asks, but not silently: one
+// warning per key through the core's log (host_services.hpp), naming the
+// keys this plugin knows (`known`, null-terminated). Call from configure().
+inline void warn_unknown_options(const flagos_host_info_t* host, const char* const* known) noexcept {
+  if (!FLAGOS_HAS_MEMBER(flagos_host_info_t, host, option_values) || host->option_keys == nullptr) return;
+  char names[256] = "";
+  size_t used = 0;
+  for (const char* const* k = known; *k != nullptr && used < sizeof names; ++k)
+    used += std::snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", *k);
+  for (size_t i = 0; i < host->num_options; ++i) {
+    const char* key = host->option_keys[i];
+    if (key == nullptr) continue;
+    bool ours = false;
+    for (const char* const* k = known; *k != nullptr && !ours; ++k) ours = std::strcmp(*k, key) == 0;
+    if (!ours) host_log(FLAGOS_LOG_LEVEL_WARNING, "option '%.64s' is not one of this plugin's (%s): ignored", key, names);
+  }
 }
 
 }  // namespace flagos::kit

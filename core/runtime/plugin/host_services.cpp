@@ -1,0 +1,97 @@
+#include "plugin/host_services.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "diag/log.h"
+
+namespace flagos::plugin {
+namespace {
+
+std::atomic<const WorkspaceMemory*> g_memory{nullptr};
+
+// One per plugin name: the `context` of its table.
+struct Context {
+  std::string plugin;
+};
+
+const Context& context_of(void* context) { return *static_cast<const Context*>(context); }
+
+// A failed memory service says why in the log: the C return code is all the
+// plugin gets.
+flagos_status_t reported(void* context, const char* fn, flagos_status_t status, const std::string& why) {
+  if (status != FLAGOS_SUCCESS)
+    diag::warn("plugin " + context_of(context).plugin + ": host service " + fn + ": " + why);
+  return status;
+}
+
+flagos_status_t unsupported(void* context, const char* fn) {
+  return reported(context, fn, FLAGOS_ERROR_UNSUPPORTED, "this host lends no device memory");
+}
+
+flagos_status_t workspace_alloc(void* context, flagos_device_t device, flagos_stream_t stream, uint64_t bytes,
+                                void** ptr) {
+  const WorkspaceMemory* memory = g_memory.load(std::memory_order_acquire);
+  if (!memory) return unsupported(context, "workspace_alloc");
+  if (!ptr) return reported(context, "workspace_alloc", FLAGOS_ERROR_INVALID_ARGUMENT, "ptr is NULL");
+  std::string why;
+  return reported(context, "workspace_alloc", memory->allocate(device, stream, bytes, ptr, &why), why);
+}
+
+flagos_status_t workspace_free(void* context, void* ptr) {
+  const WorkspaceMemory* memory = g_memory.load(std::memory_order_acquire);
+  if (!memory) return unsupported(context, "workspace_free");
+  if (!ptr) return FLAGOS_SUCCESS;
+  std::string why;
+  return reported(context, "workspace_free", memory->free(ptr, &why), why);
+}
+
+flagos_status_t record_stream(void* context, void* ptr, flagos_stream_t stream) {
+  const WorkspaceMemory* memory = g_memory.load(std::memory_order_acquire);
+  if (!memory) return unsupported(context, "record_stream");
+  std::string why;
+  return reported(context, "record_stream", memory->record_stream(ptr, stream, &why), why);
+}
+
+void log(void* context, int32_t level, const char* message) {
+  if (!message || !*message) return;
+  std::string_view text(message);
+  text = text.substr(0, text.find('\n'));
+  const std::string line = "plugin " + context_of(context).plugin + ": " + diag::one_line(text);
+  if (level >= FLAGOS_LOG_LEVEL_ERROR) {
+    diag::error(line);
+  } else if (level == FLAGOS_LOG_LEVEL_WARNING) {
+    diag::warn(line);
+  } else {
+    diag::info(line);
+  }
+}
+
+}  // namespace
+
+void lend_workspace_memory(const WorkspaceMemory* memory) { g_memory.store(memory, std::memory_order_release); }
+
+const flagos_host_services_t* host_services(const std::string& plugin_name) {
+  static std::mutex lock;
+  static auto* tables = new std::map<std::string, std::unique_ptr<flagos_host_services_t>>;  // process lifetime
+  std::lock_guard<std::mutex> hold(lock);
+  auto& table = (*tables)[plugin_name];
+  if (!table) {
+    table = std::make_unique<flagos_host_services_t>();
+    table->struct_size = sizeof(flagos_host_services_t);
+    table->context = new Context{plugin_name};  // lives as long as the table
+    // A host that lends no memory (a program on the torch-free runtime
+    // alone) offers no memory functions: the plugin keeps its own scratch.
+    if (g_memory.load(std::memory_order_acquire)) {
+      table->workspace_alloc = &workspace_alloc;
+      table->workspace_free = &workspace_free;
+      table->record_stream = &record_stream;
+    }
+    table->log = &log;
+  }
+  return table.get();
+}
+
+}  // namespace flagos::plugin
