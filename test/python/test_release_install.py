@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,3 +110,34 @@ print(json.dumps({"version": m.version("torch_fl"), "file": torch_fl.__file__,
     # Only torch, its own requirements and the two wheels: nothing else was needed.
     assert {"torch", "torch_fl", "torch_fl_plugin_host"} <= {d.replace("-", "_") for d in seen["dists"]}
     assert not {"transformers", "pytest", "numpy"} & set(seen["dists"]), seen["dists"]
+
+
+VENDORS = ("cuda", "ppu", "metax", "dcu", "musa", "gcu", "tsingmicro", "bpu", "ascend")
+
+
+def plugin_targets(tmp_path: Path, *defines: str) -> set[str]:
+    """The plugin libraries a configuration of this tree would build."""
+    build = tmp_path / "configure"
+    run(["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", f"-DPython_EXECUTABLE={sys.executable}",
+         f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}", *defines], timeout=300)
+    targets = run(["cmake", "--build", build, "--target", "help"], timeout=60).stdout
+    return {name for name in ("host", *VENDORS) if re.search(rf"^flagos_{name}:", targets, re.M)}
+
+
+def test_a_users_core_wheel_carries_host_and_its_accelerator_alone(tmp_path):
+    # pyproject's settings (tests off): every other vendor is its own plugin wheel.
+    assert plugin_targets(tmp_path, "-DFLAGOS_BUILD_TESTS=OFF", "-DFLAGOS_ACCELERATOR=musa") == {"host", "musa"}
+    # The development build makes every vendor, for the simulated-runtime suites.
+    assert plugin_targets(tmp_path, "-DFLAGOS_BUILD_TESTS=ON") == {"host", *VENDORS}
+
+
+def test_auditwheel_names_the_manylinux_policy_the_core_wheel_meets(wheels):
+    """torch's own libraries are the wheel's only external ones (the torch
+    wheel provides them: `auditwheel repair --exclude` keeps them out), and
+    its symbol versions meet a manylinux policy, set by the build machine's
+    glibc (docs/architecture.md, "Packaging")."""
+    shown = json.loads(run([sys.executable, "-m", "auditwheel", "show", "--json", wheels["core"]],
+                           timeout=300).stdout)
+    assert re.fullmatch(r"manylinux_2_\d+_x86_64", shown["sym_tag"]), shown["sym_tag"]
+    assert set(shown["external_libs"]) <= {"libc10.so", "libtorch_cpu.so", "libtorch_python.so", "libtorch.so"}, \
+        shown["external_libs"]
