@@ -22,10 +22,9 @@ first resolved.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
-from torch_fl import _env
+from torch_fl import _env, _manifest
 
 NAME = "GEMS_VENDOR"
 
@@ -44,27 +43,11 @@ def validate(value: str) -> str:
 
 def declared_vendor(library: str | os.PathLike) -> str | None:
     """The FlagGems vendor the plugin at `library` declares beside it, or None."""
-    manifest = Path(library).with_suffix(".toml")
-    try:
-        with open(manifest, "rb") as f:
-            table = tomllib.load(f)
-    except FileNotFoundError:
-        return None
-    except tomllib.TOMLDecodeError as e:
-        raise RuntimeError(f"[flagos] {manifest}: {e}") from None
-    vendor = table.get("flaggems", {}).get("vendor")
+    vendor = _manifest.read(library).get("flaggems", {}).get("vendor")
     if vendor is not None and not isinstance(vendor, str):
-        raise RuntimeError(f"[flagos] {manifest}: [flaggems] vendor must be a string, not {vendor!r}")
+        raise RuntimeError(f"[flagos] {Path(library).with_suffix('.toml')}: [flaggems] vendor must be a string, "
+                           f"not {vendor!r}")
     return vendor or None
-
-
-def _library_of(plugin_name: str) -> str | None:
-    from torch_fl import _C
-    from torch_fl._plugins import entry_point_candidates
-    active = _C.active_plugin()
-    if active is not None and active["name"] == plugin_name:
-        return active["path"]
-    return next((p["path"] for p in _C.discover(entry_point_candidates()) if p["name"] == plugin_name), None)
 
 
 def resolve(plugin_name: str | None) -> tuple[str | None, bool]:
@@ -74,7 +57,7 @@ def resolve(plugin_name: str | None) -> tuple[str | None, bool]:
     explicit = os.environ.get(NAME)
     if explicit is not None:
         return (validate(explicit) if explicit else None), False
-    library = _library_of(plugin_name) if plugin_name else None
+    library = _manifest.library_of(plugin_name) if plugin_name else None
     vendor = declared_vendor(library) if library else None
     return vendor, vendor is not None
 

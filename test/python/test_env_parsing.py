@@ -210,6 +210,27 @@ def test_gems_vendor_comes_from_the_plugins_declaration(tmp_path):
         _vendor.declared_vendor(lib)
 
 
+def test_a_plugins_other_declarations_are_read_and_typed(tmp_path, monkeypatch):
+    """What a vendor's stack needs is declared beside its library
+    (torch_fl._manifest), never looked up by vendor name in torch_fl."""
+    from torch_fl import _manifest
+    lib = tmp_path / "libflagos_acme.so"
+    monkeypatch.setattr(_manifest, "library_of", lambda name: str(lib) if name == "acme" else None)
+    _manifest.of.cache_clear()
+    lib.with_suffix(".toml").write_text('[environment]\nACME_QUEUE = "0"\n\n[compile]\nfork_safe = false\n')
+    assert _manifest.environment("acme") == {"ACME_QUEUE": "0"}
+    assert _manifest.declared("acme", "compile", "fork_safe", bool, True) is False
+    assert _manifest.declared("acme", "compat", "qwen_image_rope", bool, False) is False  # not declared
+    assert _manifest.declared("nobody", "compile", "fork_safe", bool, True) is True  # no plugin, no file
+    _manifest.of.cache_clear()
+    lib.with_suffix(".toml").write_text('[environment]\nACME_QUEUE = 0\n\n[compile]\nfork_safe = "no"\n')
+    with pytest.raises(RuntimeError, match=r"libflagos_acme.toml: \[compile\] fork_safe must be a bool"):
+        _manifest.declared("acme", "compile", "fork_safe", bool, True)
+    with pytest.raises(RuntimeError, match=r"\[environment\] ACME_QUEUE must be a string"):
+        _manifest.environment("acme")
+    _manifest.of.cache_clear()
+
+
 def test_gems_vendor_detection_for_accelerator_plugins():
     proc = run_python("""
         import os, torch_fl

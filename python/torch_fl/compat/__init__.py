@@ -12,8 +12,9 @@ framework's module to load, so ``import torch_fl`` imports none of them.
   apex             Apex's multi-tensor kernels on flagos tensors, where the
                    plugin is CUDA-ABI or host-addressable;
   flex_attention   every plugin;
-  qwen_image_rope  the gcu and ascend plugins, whose stacks serve (gcu) or
-                   build (ascend) diffusers' complex rotary operands badly.
+  qwen_image_rope  plugins that declare it ([compat] qwen_image_rope in their
+                   manifest: gcu and ascend, whose stacks serve (gcu) or
+                   build (ascend) diffusers' complex rotary operands badly).
 
 docs/compat.md describes each: what it changes, its switch and its cost.
 
@@ -25,10 +26,8 @@ from __future__ import annotations
 
 import torch
 
-from torch_fl import _env
+from torch_fl import _env, _manifest
 from torch_fl._after_import import after_import
-
-QWEN_IMAGE_ROPE_PLATFORMS = ("gcu", "ascend")
 
 
 _plugin: str | None = None
@@ -61,7 +60,8 @@ def activate() -> list[str]:
             names.append("apex")
     if not _env.get("FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT"):
         names.append("flex_attention")
-    if _plugin in QWEN_IMAGE_ROPE_PLATFORMS and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE"):
+    if (_manifest.declared(_plugin, "compat", "qwen_image_rope", bool, False)
+            and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE")):
         names.append("qwen_image_rope")
     _install([n for n in names if n not in _installed])
     _installed.update(names)

@@ -47,8 +47,8 @@ def install(plugin_name: str) -> None:
 
 
 def check_flagtree(plugin_name: str) -> None:
-    """FLAGOS_USE_FLAGTREE=1 checked at import where Triton is FlagTree's
-    (compile._environment.FLAGTREE_PLATFORMS); elsewhere at the first compile."""
+    """FLAGOS_USE_FLAGTREE=1 checked at import where the plugin declares its
+    Triton FlagTree's ([triton] flagtree); elsewhere at the first compile."""
     from torch_fl.compile import _environment
     _environment.check_flagtree_at_import(plugin_name)
 

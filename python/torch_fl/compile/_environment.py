@@ -11,12 +11,9 @@ import os
 
 import torch
 
-from torch_fl import _env
+from torch_fl import _env, _manifest
 from torch_fl._after_import import after_import
 
-# Vendor compilers that must not compile in a forked worker: the worker never
-# imports torch_fl, so the vendor's Triton driver finds no active device there.
-NO_FORK_COMPILERS = ("gcu", "ppu", "musa")
 
 
 def _pin(variable: str, attribute: str, value: str, python_value) -> None:
@@ -32,7 +29,10 @@ def _pin(variable: str, attribute: str, value: str, python_value) -> None:
 def pin(plugin_name: str) -> None:
     if not hasattr(torch._C, "_StaticCudaLauncher"):
         _pin("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "use_static_cuda_launcher", "0", False)
-    if plugin_name in NO_FORK_COMPILERS:
+    # A compiler the plugin declares fork-unsafe ([compile] fork_safe = false)
+    # must not run in a forked worker: the worker never imports torch_fl, so
+    # the vendor's Triton driver finds no active device there.
+    if not _manifest.declared(plugin_name, "compile", "fork_safe", bool, True):
         _pin("TORCHINDUCTOR_COMPILE_THREADS", "compile_threads", "1", 1)
 
 
@@ -53,15 +53,12 @@ def flagtree_problem() -> str | None:
             f"{where}; distributions: {', '.join(sorted(names)) or 'none'}) is not FlagTree")
 
 
-# Platforms whose Triton is FlagTree's build for the vendor: there Triton
-# launches FlagGems' eager kernels from the first operator, not only what
-# torch.compile generates, so a Triton that is not FlagTree is refused at
-# import instead of at the first compile.
-FLAGTREE_PLATFORMS = ("ascend",)
-
-
 def check_flagtree_at_import(plugin_name: str | None) -> None:
-    if plugin_name not in FLAGTREE_PLATFORMS:
+    # A plugin whose Triton is FlagTree's build ([triton] flagtree = true)
+    # launches FlagGems' eager kernels through it from the first operator,
+    # not only what torch.compile generates, so a Triton that is not
+    # FlagTree is refused at import instead of at the first compile.
+    if not _manifest.declared(plugin_name, "triton", "flagtree", bool, False):
         return
     problem = flagtree_problem()
     if problem:
