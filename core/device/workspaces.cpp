@@ -32,7 +32,7 @@ flagos_status_t as_status(std::string* why, Body&& body) {
   try {
     return body();
   } catch (const memory::OutOfMemory& e) {
-    *why = e.what();
+    *why = e.detail();
     return FLAGOS_ERROR_OUT_OF_MEMORY;
   } catch (const Error& e) {
     *why = e.detail();
@@ -51,7 +51,8 @@ flagos_status_t allocate(flagos_device_t device, flagos_stream_t stream, uint64_
     return FLAGOS_ERROR_INVALID_DEVICE;
   }
   return as_status(why, [&] {
-    void* block = bytes == 0 ? nullptr : caching_allocator(static_cast<c10::DeviceIndex>(device)).allocate(bytes, stream);
+    void* block = nullptr;
+    if (bytes > 0) block = caching_allocator(static_cast<c10::DeviceIndex>(device)).allocate(bytes, stream);
     if (block) {
       std::lock_guard<std::mutex> hold(live().lock);
       live().blocks.emplace(block, device);

@@ -69,6 +69,6 @@ def environment(plugin_name: str | None) -> dict[str, str]:
     table = of(plugin_name).get("environment", {})
     for name, value in table.items():
         if not isinstance(value, str):
-            raise RuntimeError(f"[flagos] libflagos_{plugin_name}.toml: [environment] {name} must be a string, "
-                               f"not {value!r}")
+            raise RuntimeError(f"[flagos] libflagos_{plugin_name}.toml: [environment] {name} must be a "
+                               f"string, not {value!r}")
     return dict(table)

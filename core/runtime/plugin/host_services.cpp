@@ -71,11 +71,14 @@ void log(void* context, int32_t level, const char* message) {
 
 }  // namespace
 
-void lend_workspace_memory(const WorkspaceMemory* memory) { g_memory.store(memory, std::memory_order_release); }
+void lend_workspace_memory(const WorkspaceMemory* memory) {
+  g_memory.store(memory, std::memory_order_release);
+}
 
 const flagos_host_services_t* host_services(const std::string& plugin_name) {
   static std::mutex lock;
-  static auto* tables = new std::map<std::string, std::unique_ptr<flagos_host_services_t>>;  // process lifetime
+  // Process lifetime: plugins keep the tables.
+  static auto* tables = new std::map<std::string, std::unique_ptr<flagos_host_services_t>>;
   std::lock_guard<std::mutex> hold(lock);
   auto& table = (*tables)[plugin_name];
   if (!table) {

@@ -74,7 +74,9 @@ inline void warn_unknown_options(const flagos_host_info_t* host, const char* con
     if (key == nullptr) continue;
     bool ours = false;
     for (const char* const* k = known; *k != nullptr && !ours; ++k) ours = std::strcmp(*k, key) == 0;
-    if (!ours) host_log(FLAGOS_LOG_LEVEL_WARNING, "option '%.64s' is not one of this plugin's (%s): ignored", key, names);
+    if (!ours)
+      host_log(FLAGOS_LOG_LEVEL_WARNING, "option '%.64s' is not one of this plugin's (%s): ignored", key,
+               names);
   }
 }
 
