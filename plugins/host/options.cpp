@@ -39,9 +39,6 @@ flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Op
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "profiler", 0, 1, &profiler);
   if (st == FLAGOS_SUCCESS) st = kit::int_option(fn, host, "ipc", 0, 1, &ipc);
   if (st != FLAGOS_SUCCESS) return st;
-  static const char* const known[] = {"devices", "strict", "memory_mb", "collectives", "graphs", "profiler",
-                                      "ipc", nullptr};
-  kit::warn_unknown_options(host, known);
   o.collectives = collectives == 1;
   o.graphs = graphs == 1;
   o.profiler = profiler == 1;
@@ -51,6 +48,12 @@ flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Op
   if (memory_mb >= 0) o.capacity_bytes = static_cast<uint64_t>(memory_mb) << 20;
   *out = o;
   return FLAGOS_SUCCESS;
+}
+
+void warn_unknown_options(const flagos_host_info_t* host) {
+  static const char* const known[] = {"devices", "strict", "memory_mb", "collectives", "graphs", "profiler",
+                                      "ipc", nullptr};
+  kit::warn_unknown_options(host, known);
 }
 
 const Options& options() { return g_options; }

@@ -34,6 +34,10 @@ Options default_options();
 // and returns INVALID_ARGUMENT.
 flagos_status_t parse_options(const char* fn, const flagos_host_info_t* host, Options* out);
 
+// One warning through the core's log per option key parse_options does not
+// read (kit/options.hpp). Called once, when the options are fixed.
+void warn_unknown_options(const flagos_host_info_t* host);
+
 // The options in force: fixed by the first successful entry call.
 const Options& options();
 void set_options(const Options& opts);

@@ -50,6 +50,7 @@ flagos_status_t HostPlugin::configure(const char* fn, const flagos_host_info_t* 
   if (st != FLAGOS_SUCCESS) return st;
   if (!g_configured) {
     set_options(opts);
+    warn_unknown_options(host);
     // The table (and so the chain's head) exists already; its links are
     // settled here, before the first successful call returns the table.
     const flagos_extension_t* rest = opts.collectives ? collectives_extension() : testing_extension();
