@@ -54,21 +54,27 @@ def of(plugin_name: str | None) -> dict:
     return read(library) if library else {}
 
 
+def typed(value, kind: type, where: str):
+    """`value` when it is a `kind`; else RuntimeError naming `where` (the file
+    and the key) and the value."""
+    if not isinstance(value, kind):
+        raise RuntimeError(f"[flagos] {where} must be a {_KIND_NAMES.get(kind, kind.__name__)}, not {value!r}")
+    return value
+
+
+_KIND_NAMES = {str: "string", bool: "bool"}
+
+
 def declared(plugin_name: str | None, section: str, key: str, kind: type, default=None):
     """One declaration of `plugin_name`'s, `default` when it makes none.
     Raises RuntimeError naming the plugin when the value is not a `kind`."""
     value = of(plugin_name).get(section, {}).get(key, default)
-    if value is not default and not isinstance(value, kind):
-        raise RuntimeError(f"[flagos] libflagos_{plugin_name}.toml: [{section}] {key} must be a "
-                           f"{kind.__name__}, not {value!r}")
-    return value
+    if value is default:
+        return value
+    return typed(value, kind, f"libflagos_{plugin_name}.toml: [{section}] {key}")
 
 
 def environment(plugin_name: str | None) -> dict[str, str]:
     """The foreign variables `plugin_name` declares ([environment])."""
-    table = of(plugin_name).get("environment", {})
-    for name, value in table.items():
-        if not isinstance(value, str):
-            raise RuntimeError(f"[flagos] libflagos_{plugin_name}.toml: [environment] {name} must be a "
-                               f"string, not {value!r}")
-    return dict(table)
+    return {name: typed(value, str, f"libflagos_{plugin_name}.toml: [environment] {name}")
+            for name, value in of(plugin_name).get("environment", {}).items()}

@@ -22,7 +22,6 @@ first resolved.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from torch_fl import _env, _manifest
 
@@ -41,13 +40,10 @@ def validate(value: str) -> str:
     return value
 
 
-def declared_vendor(library: str | os.PathLike) -> str | None:
-    """The FlagGems vendor the plugin at `library` declares beside it, or None."""
-    vendor = _manifest.read(library).get("flaggems", {}).get("vendor")
-    if vendor is not None and not isinstance(vendor, str):
-        raise RuntimeError(f"[flagos] {Path(library).with_suffix('.toml')}: [flaggems] vendor must be a string, "
-                           f"not {vendor!r}")
-    return vendor or None
+def declared_vendor(plugin_name: str | None) -> str | None:
+    """The FlagGems vendor the plugin named `plugin_name` declares beside its
+    library ([flaggems] vendor), or None."""
+    return _manifest.declared(plugin_name, "flaggems", "vendor", str) or None
 
 
 def resolve(plugin_name: str | None) -> tuple[str | None, bool]:
@@ -57,8 +53,7 @@ def resolve(plugin_name: str | None) -> tuple[str | None, bool]:
     explicit = os.environ.get(NAME)
     if explicit is not None:
         return (validate(explicit) if explicit else None), False
-    library = _manifest.library_of(plugin_name) if plugin_name else None
-    vendor = declared_vendor(library) if library else None
+    vendor = declared_vendor(plugin_name)
     return vendor, vendor is not None
 
 

@@ -199,15 +199,20 @@ def test_gems_vendor_with_the_host_plugin(exported):
     assert flagos_lines(proc.stderr) == []
 
 
-def test_gems_vendor_comes_from_the_plugins_declaration(tmp_path):
-    from torch_fl import _vendor
+def test_gems_vendor_comes_from_the_plugins_declaration(tmp_path, monkeypatch):
+    from torch_fl import _manifest, _vendor
     lib = tmp_path / "libflagos_acme.so"
-    assert _vendor.declared_vendor(lib) is None  # no manifest: not a FlagGems platform
+    monkeypatch.setattr(_manifest, "library_of", lambda name: str(lib) if name == "acme" else None)
+    _manifest.of.cache_clear()
+    assert _vendor.declared_vendor("acme") is None  # no manifest: not a FlagGems platform
+    _manifest.of.cache_clear()
     lib.with_suffix(".toml").write_text('[requires]\nany_path = ["/"]\n\n[flaggems]\nvendor = "acme"\n')
-    assert _vendor.declared_vendor(lib) == "acme"
+    assert _vendor.declared_vendor("acme") == "acme"
+    _manifest.of.cache_clear()
     lib.with_suffix(".toml").write_text("[flaggems]\nvendor = 3\n")
     with pytest.raises(RuntimeError, match=r"\[flaggems\] vendor must be a string"):
-        _vendor.declared_vendor(lib)
+        _vendor.declared_vendor("acme")
+    _manifest.of.cache_clear()
 
 
 def test_a_plugins_other_declarations_are_read_and_typed(tmp_path, monkeypatch):
