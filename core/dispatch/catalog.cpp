@@ -98,7 +98,7 @@ bool TorchCatalog::implements(RouteKind kind, const std::string& op) const {
 std::vector<std::string> TorchCatalog::family_ops(routing::Family family) const {
   if (family != routing::Family::FlagGems) return {};
   std::vector<std::string> ops = options_.flaggems_ops;
-  for (const auto& op : routes::python_impl_ops()) ops.push_back(op);
+  for (const auto& op : routes::python_impl_ops(routing::RouteKind::FlagGems)) ops.push_back(op);
   return ops;
 }
 

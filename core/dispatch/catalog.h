@@ -20,6 +20,10 @@ struct CatalogOptions {
   // FlagGems' operator list (confs/flaggems_ops.txt): what the flaggems
   // family implements when its Python layer is not available here.
   std::vector<std::string> flaggems_ops;
+  bool tileops_enabled = false;    // the tileops Python layer is registered
+  std::string tileops_off_reason;  // why not, when !tileops_enabled
+  // What the tileops route implements (torch_fl.tileops.table), loaded or not.
+  std::vector<std::string> tileops_ops;
 };
 
 class TorchCatalog final : public routing::Catalog {

@@ -19,7 +19,8 @@ RouteKernel::RouteKernel(const c10::OperatorHandle& op, routing::Route route,
       native_(std::move(native)),
       next_(next),
       plan_(op),
-      flaggems_on_cuda_(route_.kind == RouteKind::FlagGems && device::device_count() > 0 &&
+      python_on_cuda_((route_.kind == RouteKind::FlagGems || route_.kind == RouteKind::TileOps) &&
+                        device::device_count() > 0 &&
                         device::has_capability(0, FLAGOS_CAP_CUDA_ABI)),
       provider_(&provider(route_.kind)),
       next_provider_(&provider(next)) {}

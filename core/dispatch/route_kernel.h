@@ -35,7 +35,7 @@ class RouteKernel final : public c10::OperatorKernel {
   const routing::Route& route() const { return route_; }
   const std::optional<routes::NativeKernel>& native() const { return native_; }
   const routes::BoxingPlan& plan() const { return plan_; }
-  bool flaggems_on_cuda() const { return flaggems_on_cuda_; }
+  bool python_on_cuda() const { return python_on_cuda_; }
   void run_next(const c10::OperatorHandle& op, torch::jit::Stack* stack) const;
 
  private:
@@ -43,7 +43,7 @@ class RouteKernel final : public c10::OperatorKernel {
   std::optional<routes::NativeKernel> native_;
   routing::RouteKind next_;
   routes::BoxingPlan plan_;
-  bool flaggems_on_cuda_;
+  bool python_on_cuda_;
   const RouteProvider* provider_;
   const RouteProvider* next_provider_;
   std::atomic<bool> logged_{false};

@@ -93,39 +93,56 @@ class Boxing final : public RouteProvider {
   routes::BoxingTarget target_;
 };
 
-// flaggems: a registered Python implementation, called with the GIL held once.
-class FlagGems final : public RouteProvider {
+// flaggems, tileops: a registered Python implementation per operator
+// (torch_fl._flaggems, torch_fl.tileops), called with the GIL held once.
+// Each kind's switch, reason and operator list come from the Python layer.
+class PythonImpls final : public RouteProvider {
  public:
-  RouteKind kind() const override { return RouteKind::FlagGems; }
+  using Flag = bool CatalogOptions::*;
+  using Text = std::string CatalogOptions::*;
+  using Ops = std::vector<std::string> CatalogOptions::*;
+  PythonImpls(RouteKind kind, Flag enabled, Text off_reason, Ops ops)
+      : kind_(kind), enabled_(enabled), off_reason_(off_reason), ops_(ops) {}
+  RouteKind kind() const override { return kind_; }
   std::string unavailable_reason(const CatalogOptions& options) const override {
-    return options.flaggems_enabled ? "" : options.flaggems_off_reason;
+    return options.*enabled_ ? "" : options.*off_reason_;
   }
   bool implements(const c10::OperatorHandle&, const std::string& name, const CatalogOptions& options) const override {
-    // Without its Python layer, FlagGems' published list says what it has
+    // Without its Python layer, the kind's published list says what it has
     // (FLAGOS_FORCE_BACKEND then raises for those ops instead of passing over them).
-    if (!options.flaggems_enabled)
-      return std::find(options.flaggems_ops.begin(), options.flaggems_ops.end(), name) != options.flaggems_ops.end();
-    return routes::has_python_impl(name);
+    if (!(options.*enabled_)) {
+      const auto& ops = options.*ops_;
+      return std::find(ops.begin(), ops.end(), name) != ops.end();
+    }
+    return routes::has_python_impl(kind_, name);
   }
   void run(const RouteKernel& k, const c10::OperatorHandle& op, torch::jit::Stack* stack) const override {
     // One hold of the GIL for the whole call: boxing, Python, unboxing and
     // freeing what the call made (python_route.h).
     routes::holding_python([&] {
-      if (k.flaggems_on_cuda()) {
-        // FlagGems' Triton kernels take CUDA tensors and launch on torch's
-        // current CUDA stream: box the operands, as for the cuda route.
+      if (k.python_on_cuda()) {
+        // FlagGems' Triton kernels and TileOps' TileLang ones take CUDA
+        // tensors and launch on torch's current CUDA stream: box the
+        // operands, as for the cuda route.
         routes::run_boxed(
             routes::BoxingTarget::Cuda, k.plan(), stack,
-            [&](torch::jit::Stack* s) { routes::call_python(k.route().op, op, s); }, /*recycle_aliases=*/false);
+            [&](torch::jit::Stack* s) { routes::call_python(kind_, k.route().op, op, s); },
+            /*recycle_aliases=*/false);
       } else {
-        routes::call_python(k.route().op, op, stack);
+        routes::call_python(kind_, k.route().op, op, stack);
       }
     });
   }
+
+ private:
+  RouteKind kind_;
+  Flag enabled_;
+  Text off_reason_;
+  Ops ops_;
 };
 
-// flaggems_cpp and tileops: named by the design, no wrappers compiled yet,
-// so every route to them is demoted at install and run() is never reached.
+// flaggems_cpp: named by the design, no wrapper compiled yet, so every route
+// to it is demoted at install and run() is never reached.
 class NotCompiled final : public RouteProvider {
  public:
   NotCompiled(RouteKind kind, const char* why) : kind_(kind), why_(why) {}
@@ -171,18 +188,18 @@ class Unrouted final : public RouteProvider {
 };
 
 // Indexed by RouteKind; leaked (kernels may run during exit).
-const std::array<const RouteProvider*, 8>& table() {
-  static const auto* t = new std::array<const RouteProvider*, 8>{
+const std::array<const RouteProvider*, routing::kRouteKindCount>& table() {
+  static const auto* t = new std::array<const RouteProvider*, routing::kRouteKindCount>{
       new Native,
       new Boxing(routes::BoxingTarget::Cpu),
       new Boxing(routes::BoxingTarget::Cuda),
-      new FlagGems,
+      new PythonImpls(RouteKind::FlagGems, &CatalogOptions::flaggems_enabled,
+                      &CatalogOptions::flaggems_off_reason, &CatalogOptions::flaggems_ops),
       new NotCompiled(RouteKind::FlagGemsCpp,
                       "this build compiled no flaggems_cpp kernels (the FlagGems C++ wrapper is not "
                       "implemented in this torch_fl core)"),
-      new NotCompiled(RouteKind::TileOps,
-                      "this build compiled no tileops kernels (the TileOps wrappers are not implemented "
-                      "in this torch_fl core)"),
+      new PythonImpls(RouteKind::TileOps, &CatalogOptions::tileops_enabled,
+                      &CatalogOptions::tileops_off_reason, &CatalogOptions::tileops_ops),
       new CpuFallback,
       new Unrouted,
   };

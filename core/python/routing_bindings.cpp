@@ -1,8 +1,9 @@
 // torch_fl._C routing functions: install the route table, introspect it,
-// check a conf, and the Python side of the `flaggems` route (a registry of
-// Python implementations the core calls with the GIL held).
+// check a conf, and the Python side of the `flaggems` and `tileops` routes
+// (a registry of Python implementations per kind, called with the GIL held).
 #include <pybind11/stl.h>
 
+#include <array>
 #include <set>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
@@ -22,20 +23,24 @@ namespace py = pybind11;
 namespace flagos::python {
 namespace {
 
-py::object& registry() {
-  static py::object* dict = new py::object(py::dict());  // never destroyed (exit order)
-  return *dict;
+// One registry (a dict: op -> callable) per Python-implemented route kind,
+// indexed by RouteKind; never destroyed (exit order).
+py::object& registry(routing::RouteKind kind) {
+  static auto* dicts = new std::array<py::object, routing::kRouteKindCount>();
+  py::object& d = dicts->at(static_cast<size_t>(kind));
+  if (!d) d = py::dict();
+  return d;
 }
 
-bool lookup(const std::string& op) {
+bool lookup(routing::RouteKind kind, const std::string& op) {
   py::gil_scoped_acquire gil;
-  return py::bool_(registry().attr("__contains__")(op));
+  return py::bool_(registry(kind).attr("__contains__")(op));
 }
 
-std::vector<std::string> list() {
+std::vector<std::string> list(routing::RouteKind kind) {
   py::gil_scoped_acquire gil;
   std::vector<std::string> ops;
-  for (auto key : registry()) ops.push_back(py::str(key));
+  for (auto key : registry(kind)) ops.push_back(py::str(key));
   return ops;
 }
 
@@ -62,14 +67,16 @@ py::object to_python(c10::IValue&& value, const c10::Argument& arg) {
   return torch::jit::toPyObject(std::move(value));
 }
 
-void call(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  // On every call of a flaggems route: C API calls, not attribute lookups
+void call(routing::RouteKind kind, const std::string& op_name, const c10::OperatorHandle& op,
+          torch::jit::Stack* stack) {
+  // On every call of a Python route: C API calls, not attribute lookups
   // (the route's own cost is measured against FlagGems called directly).
   py::gil_scoped_acquire gil;
+  const std::string kind_name(routing::name(kind));
   const c10::FunctionSchema& schema = op.schema();
   const size_t n = schema.arguments().size();
-  PyObject* fn = PyDict_GetItemString(registry().ptr(), op_name.c_str());  // borrowed
-  if (!fn) throw Error("aten::" + op_name + " is routed to flaggems, but no Python implementation is registered");
+  PyObject* fn = PyDict_GetItemString(registry(kind).ptr(), op_name.c_str());  // borrowed
+  if (!fn) throw Error("aten::" + op_name + " is routed to " + kind_name + ", but no Python implementation is registered");
   size_t positional = 0;
   for (const c10::Argument& a : schema.arguments()) positional += a.kwarg_only() ? 0 : 1;
   py::tuple args(positional);
@@ -87,7 +94,7 @@ void call(const std::string& op_name, const c10::OperatorHandle& op, torch::jit:
   py::object result = py::reinterpret_steal<py::object>(PyObject_Call(fn, args.ptr(), kwargs.ptr()));
   if (!result) {
     py::error_already_set e;
-    throw Error("flaggems implementation of aten::" + op_name + " raised: " + e.what());
+    throw Error(kind_name + " implementation of aten::" + op_name + " raised: " + e.what());
   }
   torch::jit::drop(*stack, n);
   const auto& returns = schema.returns();
@@ -132,6 +139,9 @@ dispatch::CatalogOptions catalog_options(const py::dict& d) {
   o.flaggems_off_reason = d["flaggems_off_reason"].cast<std::string>();
   o.boxing_compiled = d["boxing_compiled"].cast<bool>();
   o.flaggems_ops = d["flaggems_ops"].cast<std::vector<std::string>>();
+  o.tileops_enabled = d["tileops_enabled"].cast<bool>();
+  o.tileops_off_reason = d["tileops_off_reason"].cast<std::string>();
+  o.tileops_ops = d["tileops_ops"].cast<std::vector<std::string>>();
   return o;
 }
 
@@ -139,7 +149,13 @@ dispatch::CatalogOptions catalog_options(const py::dict& d) {
 
 void bind_routing(py::module_& m) {
   routes::set_python_route({&call, &lookup, &list, &hold});
-  m.def("_set_python_registry", [](py::object dict) { registry() = std::move(dict); });
+  // The dict of implementations the `kind` route calls ("flaggems", "tileops").
+  m.def("_set_python_registry", [](py::object dict, const std::string& kind) {
+    auto k = routing::parse(kind, false);
+    if (!k || (*k != routing::RouteKind::FlagGems && *k != routing::RouteKind::TileOps))
+      throw Error("no Python-implemented route kind '" + kind + "'");
+    registry(*k) = std::move(dict);
+  });
   m.def("_install_routes", [](const std::string& conf, const py::dict& catalog) {
     return describe(dispatch::install({conf, catalog_options(catalog)}));
   });

@@ -13,12 +13,19 @@ thread_local bool t_preparing = false;
 
 void set_python_route(const PythonRoute& route) { g_route = route; }
 
-std::vector<std::string> python_impl_ops() { return g_route.list ? g_route.list() : std::vector<std::string>{}; }
+std::vector<std::string> python_impl_ops(routing::RouteKind kind) {
+  return g_route.list ? g_route.list(kind) : std::vector<std::string>{};
+}
 
-bool has_python_impl(const std::string& op_name) { return g_route.lookup && g_route.lookup(op_name); }
+bool has_python_impl(routing::RouteKind kind, const std::string& op_name) {
+  return g_route.lookup && g_route.lookup(kind, op_name);
+}
 
-void call_python(const std::string& op_name, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  if (!g_route.call) throw Error("aten::" + op_name + " is routed to flaggems, but torch_fl._C is not loaded");
+void call_python(routing::RouteKind kind, const std::string& op_name, const c10::OperatorHandle& op,
+                 torch::jit::Stack* stack) {
+  if (!g_route.call)
+    throw Error("aten::" + op_name + " is routed to " + std::string(routing::name(kind)) +
+                ", but torch_fl._C is not loaded");
   if (!t_preparing) {
     struct Preparing {
       Preparing() { t_preparing = true; }
@@ -26,7 +33,7 @@ void call_python(const std::string& op_name, const c10::OperatorHandle& op, torc
     } preparing;
     plain_operands(op, stack);
   }
-  g_route.call(op_name, op, stack);
+  g_route.call(kind, op_name, op, stack);
 }
 
 void holding_python(c10::function_ref<void()> body) {

@@ -14,9 +14,8 @@ seconds and makes a later os.fork() unsafe, for nothing under cuda.toml.
 from __future__ import annotations
 
 import importlib
-import os
 
-from torch_fl import _env, _flaggems_fixes, _routing
+from torch_fl import _flaggems_fixes, _routing
 
 _status = "not loaded"
 
@@ -52,14 +51,8 @@ def load(force: bool = False) -> int:
 
 
 def wanted() -> bool:
-    """Whether any route of this process may be a flaggems one (the
-    variables read through the registry, as the core reads them)."""
-    if str(_env.get("FLAGOS_FORCE_BACKEND") or "").strip().lower() == "flaggems":
-        return True
-    overrides = (k for k in os.environ if _env.family_of(k) is not None and k.startswith("FLAGOS_OP_"))
-    if any(str(_env.get(k) or "").strip().lower() == "flaggems" for k in overrides):
-        return True
-    return "flaggems" in _routing.conf_route_kinds()
+    """Whether any route of this process may be a flaggems one."""
+    return _routing.may_route_to("flaggems")
 
 
 def status() -> str:

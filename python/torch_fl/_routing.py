@@ -22,7 +22,7 @@ from torch_fl import _C, _build_config_reader, _env
 # the op's arguments (kwarg-only ones by keyword). FlagGems fills it on
 # accelerators; tests register small ones.
 _python_impls: dict[str, Callable] = {}
-_C._set_python_registry(_python_impls)
+_C._set_python_registry(_python_impls, "flaggems")
 
 
 def confs_dir() -> str:
@@ -75,14 +75,19 @@ def flaggems_unavailable_reason() -> str:
 
 def catalog_options() -> dict:
     """What the core's route catalog needs to know about this build and process."""
+    from torch_fl import tileops
+
     reason = flaggems_unavailable_reason()
-    enabled = not reason
+    tileops_reason = tileops.unavailable_reason()
     return {
         "torch_version": torch.__version__,
-        "flaggems_enabled": enabled,
+        "flaggems_enabled": not reason,
         "flaggems_off_reason": reason,
         "boxing_compiled": bool(_build_config_reader.record().get("KERNELS", {}).get("boxing", False)),
         "flaggems_ops": _flaggems_ops(),
+        "tileops_enabled": not tileops_reason,
+        "tileops_off_reason": tileops_reason,
+        "tileops_ops": tileops.ops(),
     }
 
 
@@ -103,6 +108,19 @@ def conf_route_kinds(path: Optional[str] = None) -> set[str]:
         return set(_C._conf_route_kinds(path or backend_config_path()))
     except RuntimeError:
         return set()
+
+
+def may_route_to(kind: str) -> bool:
+    """Whether any route of this process may be a `kind` one ("flaggems",
+    "tileops"): FLAGOS_FORCE_BACKEND names it, a FLAGOS_OP_<op> routes to it,
+    or the conf in use does (the variables read through the registry, as the
+    core reads them)."""
+    if str(_env.get("FLAGOS_FORCE_BACKEND") or "").strip().lower() == kind:
+        return True
+    overrides = (k for k in os.environ if k.startswith("FLAGOS_OP_") and _env.family_of(k) is not None)
+    if any(str(_env.get(k) or "").strip().lower() == kind for k in overrides):
+        return True
+    return kind in conf_route_kinds()
 
 
 def install() -> dict:
@@ -161,6 +179,10 @@ def check_conf(path: str) -> tuple[list[dict], list[str]]:
         from torch_fl import _flaggems
 
         _flaggems.load(force=True)  # the conf in use may not have needed it
+    if "tileops" in conf_route_kinds(path):
+        from torch_fl import tileops
+
+        tileops.load(force=True)
     table, notes = _C._check_conf(path, catalog_options())
     return list(table["routes"]), list(notes)
 

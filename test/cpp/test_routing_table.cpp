@@ -30,6 +30,7 @@ struct FakeCatalog final : Catalog {
       {RouteKind::CudaBoxing, {"add.Tensor", "mm", "sub.Tensor", "cuda_only"}},
       {RouteKind::Native, {"add.Tensor", "mm"}},
       {RouteKind::FlagGems, {"add.Tensor"}},
+      {RouteKind::TileOps, {"mm", "neg"}},
   };
   std::map<RouteKind, std::string> unavailable = {
       {RouteKind::CudaBoxing, "plugin 'fake' memory is not CUDA-ABI (no FLAGOS_CAP_CUDA_ABI)"},
@@ -315,20 +316,24 @@ TEST_CASE("FLAGOS_FORCE_BACKEND=flaggems with the Python layer off: flaggems_cpp
 
 TEST_CASE("FLAGOS_FORCE_BACKEND=tileops repins the ops the conf annotates", "[routing][table]") {
   FakeCatalog catalog;
-  Conf conf = conf_of({{"mm", RouteKind::CpuBoxing}, {"add.Tensor", RouteKind::CpuBoxing}});
-  conf.tileops = {"mm"};
+  Conf conf = conf_of({{"mm", RouteKind::CpuBoxing}, {"add.Tensor", RouteKind::CpuBoxing},
+                       {"neg", RouteKind::CpuBoxing}, {"sub.Tensor", RouteKind::CpuBoxing}});
+  conf.tileops = {"mm", "sub.Tensor"};
   Overrides ov;
   ov.force = Family::TileOps;
   Resolution res = resolve(conf, ov, catalog);
-  // Not compiled in: the annotated op raises, the others keep their route.
+  // Not compiled in: the annotated op TileOps implements raises; the one it
+  // does not implement is reported and keeps its route, as do the unannotated.
   CHECK(route_of(res, "mm").kind == RouteKind::Unrouted);
   CHECK(route_of(res, "mm").error ==
         "aten::mm is forced onto tileops by FLAGOS_FORCE_BACKEND=tileops, but this build did not compile "
         "tileops (FLAGOS_BUILD_TILEOPS=OFF)");
+  CHECK(route_of(res, "sub.Tensor").kind == RouteKind::CpuBoxing);
+  CHECK(route_of(res, "neg").kind == RouteKind::CpuBoxing);  // implemented, not annotated
   CHECK(route_of(res, "add.Tensor").kind == RouteKind::CpuBoxing);
   CHECK(res.notes == std::vector<std::string>{
                          "FLAGOS_FORCE_BACKEND=tileops: 1 ops have no tileops implementation and keep their "
-                         "configured route (add.Tensor); torch_fl.routes() lists them"});
+                         "configured route (sub.Tensor); torch_fl.routes() lists them"});
   // Compiled in: the annotated op takes tileops.
   catalog.unavailable.erase(RouteKind::TileOps);
   CHECK(route_of(resolve(conf, ov, catalog), "mm").kind == RouteKind::TileOps);

@@ -728,26 +728,30 @@ def test_force_vendor_on_host_takes_native_kernels_then_cpu():
     assert flagos_lines(proc.stderr) == []
 
 
-def test_force_tileops_raises_for_an_annotated_op_this_build_did_not_compile(tmp_path, confs):
+def test_force_tileops_raises_for_an_annotated_op_it_cannot_run_here(tmp_path, confs):
     conf = tmp_path / "backends_tile.conf"
-    conf.write_text(f"include {confs / 'host.toml'}\nmm = cpu   # tileops\n")
+    conf.write_text(f"include {confs / 'host.toml'}\nbmm = cpu   # tileops\nmm = cpu   # tileops\n")
     code = """
         import json, torch, torch_fl
-        x = torch.ones(2, 2).flagos()
+        x = torch.ones(1, 2, 2).flagos()
         try:
-            x @ x
+            torch.bmm(x, x)
         except RuntimeError as exc:
             error = str(exc)
-        print(json.dumps({"error": error, "add": torch.equal((x + x).cpu(), torch.full((2, 2), 2.0))}))
+        print(json.dumps({"error": error, "mm": torch.equal((x[0] @ x[0]).cpu(), torch.full((2, 2), 2.0)),
+                          "add": torch.equal((x + x).cpu(), torch.full((1, 2, 2), 2.0)),
+                          "why": torch_fl.tileops.unavailable_reason()}))
     """
     proc = run(code, FLAGOS_BACKEND_CONFIG=str(conf), FLAGOS_FORCE_BACKEND="tileops")
     out = last_json(proc)
-    assert out["error"] == ("[flagos] aten::mm is forced onto tileops by FLAGOS_FORCE_BACKEND=tileops, but this "
-                            "build compiled no tileops kernels (the TileOps wrappers are not implemented in this "
-                            "torch_fl core)")
-    assert out["add"]  # not annotated: left alone
-    lines = flagos_lines(proc.stderr)
-    assert len(lines) == 1 and lines[0].startswith("[flagos] FLAGOS_FORCE_BACKEND=tileops: ")
+    # bmm: TileOps implements it; the route cannot run on the host plugin
+    # (not installed, not compiled, or not CUDA-ABI: whichever is checked first).
+    assert out["why"]
+    assert out["error"] == f"[flagos] aten::bmm is forced onto tileops by FLAGOS_FORCE_BACKEND=tileops, but {out['why']}"
+    assert out["mm"] and out["add"]  # mm: annotated, no TileOps class; add: not annotated
+    assert flagos_lines(proc.stderr) == [
+        "[flagos] FLAGOS_FORCE_BACKEND=tileops: 1 ops have no tileops implementation and keep their configured "
+        "route (mm); torch_fl.routes() lists them"]
 
 
 def test_force_backend_invalid_value_is_one_line_and_changes_nothing():

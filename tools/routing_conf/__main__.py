@@ -29,6 +29,7 @@ def _generate(args: argparse.Namespace) -> int:
     facts = collect(native=any(kind == "native" for s in specs for _, kind in s.route_sets))
     os.unlink(empty.name)
     from torch_fl import _env
+    from torch_fl.tileops import table as tileops_table
 
     codegen_all = bool(_env.get("FLAGOS_CODEGEN_ALL"))
     flaggems_all = load_list(args.flaggems_ops)
@@ -53,9 +54,10 @@ def _generate(args: argparse.Namespace) -> int:
         if any(s == "flaggems" for s, _ in spec.route_sets):
             notes.append(f"FlagGems list: {os.path.basename(args.flaggems_ops)}, {len(flaggems_all)} ops, "
                          f"{len(sets['flaggems'])} routable here")
+        tileops = [op for op in tileops_table.OPS if op in routes] if spec.tileops else []
         path = os.path.join(args.out, spec.file)
         with open(path, "w") as f:
-            f.write(render(spec, routes, facts.torch_version, notes))
+            f.write(render(spec, routes, facts.torch_version, notes, tileops))
         print(f"{path}: {len(routes)} routes")
     return 0
 

@@ -3,7 +3,8 @@
 Route-kind preference per platform, most specific first:
   host           cpu (zero-copy CPU kernels); host_native.toml adds the host
                  plugin's reference kernels on `native` over it
-  cuda, ppu,     cuda.toml: every op with a CUDA kernel on boxing (`cuda`);
+  cuda, ppu,     cuda.toml: every op with a CUDA kernel on boxing (`cuda`),
+                 the TileOps operators annotated for FLAGOS_FORCE_BACKEND=tileops;
   metax, dcu     <p>_flaggems.toml / <p>.toml: FlagGems ops on `flaggems`,
                  included over the boxing conf
   musa, ascend,  FlagGems ops on `flaggems`; everything else the default
@@ -30,6 +31,9 @@ class ConfSpec:
     # torch newer than the generating one has ops no list names; the running
     # torch's CUDA kernel serves both.
     default: str = "cpu_fallback"
+    # Annotate the operators the tileops route implements (torch_fl.tileops.table)
+    # among those listed: FLAGOS_FORCE_BACKEND=tileops repins them.
+    tileops: bool = False
 
 
 # Ops no conf lists on the cuda route, FLAGOS_CODEGEN_ALL or not, each with
@@ -60,7 +64,7 @@ def conf_specs() -> list[ConfSpec]:
                  include=["host.toml"], route_sets=[("native_host", "native")]),
         ConfSpec("cuda.toml", "cuda",
                  "CUDA boxing: every op with a CUDA kernel in the installed torch",
-                 route_sets=[("cuda", "cuda")], default="cuda"),
+                 route_sets=[("cuda", "cuda")], default="cuda", tileops=True),
         ConfSpec("cuda_flaggems.toml", "cuda",
                  "FlagGems-primary: FlagGems ops on flaggems, the rest on CUDA boxing",
                  include=["cuda.toml"], route_sets=[("flaggems", "flaggems")], default="cuda"),

@@ -60,7 +60,7 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_BUILD_TILEOPS", Scope::Build, Type::Bool, "1", "ON on cuda, OFF elsewhere", "",
        "Compile the TileOps kernel wrappers, which are TileLang on SM90 NVIDIA parts "
        "only",
-       "build", "routing (TileOps; the build resolves and records it)"},
+       "build", ""},
       {"FLAGOS_BUILD_JOBS", Scope::Build, Type::Int, "", "System CPU count", "",
        "Parallel jobs for the CMake build. MAX_JOBS and CMAKE_BUILD_PARALLEL_LEVEL are "
        "honoured as lower-priority fallbacks",
@@ -248,19 +248,19 @@ const std::vector<Variable>& variables() {
        "compile", ""},
       {"FLAGOS_TILEOPS_USE_L2", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Use the TileOps L2-cache tier",
-       "compile", "routing (TileOps routes)"},
+       "compile", ""},
       {"FLAGOS_TILEOPS_CACHE_MAX", Scope::Runtime, Type::Int, "512", "512", "",
        "TileOps instance-cache capacity. Past the cap, results are rebuilt per call: "
        "slower but bounded",
-       "compile", "routing (TileOps routes)"},
+       "compile", ""},
       {"FLAGOS_TILEOPS_DISABLE_ALL_CACHE", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Neutralize every TileLang cache. Correct but slow; must be set before tileops "
        "is imported. Sets TILELANG_DISABLE_CACHE=1",
-       "compile", "routing (TileOps routes)"},
+       "compile", ""},
       {"FLAGOS_TILEOPS_FULL", Scope::Test, Type::Bool, "0", "0 (off)", "",
        "In the TileOps codegen tests, run the full manifest workload shape instead of "
        "the small one",
-       "compile", "codegen (TileOps tests)"},
+       "compile", ""},
       {"FLAGOS_EXEC_CACHE", Scope::Codegen, Type::Bool, "1", "1 (on)", "",
        "Cache Ascend operator-codegen execution results; 0 forces regeneration",
        "codegen", "codegen"},

@@ -1,6 +1,7 @@
 // Route kinds: where one ATen operator on flagos runs (docs/architecture.md, "Routing").
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,10 +15,11 @@ enum class RouteKind {
   CudaBoxing,   // the installed torch's CUDA kernel on CUDA-ABI memory, zero-copy
   FlagGems,     // a registered Python implementation (FlagGems) on the current stream
   FlagGemsCpp,  // FlagGems' C++ wrapper (compiled in with FLAGOS_BUILD_FLAGGEMS_CPP)
-  TileOps,      // TileOps kernels (compiled in with FLAGOS_BUILD_TILEOPS)
+  TileOps,      // a registered Python implementation over TileOps (FLAGOS_BUILD_TILEOPS)
   CpuFallback,  // copy operands to the host, run the CPU kernel, copy back
   Unrouted,     // deliberately not routed: calling it raises a clear error
 };
+inline constexpr size_t kRouteKindCount = 8;
 
 // The conf spelling: native, cpu, cuda, flaggems, flaggems_cpp, tileops,
 // cpu_fallback, none.

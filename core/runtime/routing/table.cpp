@@ -33,17 +33,16 @@ std::string op_from_variable(std::string_view suffix) {
 // memory is not CUDA-ABI) is skipped while a later one of the family can serve.
 void force(Route& r, Family family, const Conf& conf, const Catalog& catalog,
            std::vector<std::string>& unimplemented) {
+  // tileops repins only the ops the conf annotates; the others are out of its scope.
   if (family == Family::TileOps &&
-      std::find(conf.tileops.begin(), conf.tileops.end(), r.op) == conf.tileops.end()) {
-    unimplemented.push_back(r.op);
+      std::find(conf.tileops.begin(), conf.tileops.end(), r.op) == conf.tileops.end())
     return;
-  }
   const std::string forced = "FLAGOS_FORCE_BACKEND=" + std::string(name(family)) + " over " +
                              std::string(name(r.kind)) + " (" + r.why + ")";
   std::optional<RouteKind> blocked;  // the first kind implementing the op, unavailable here
   std::string missing;
   for (RouteKind kind : kinds_of(family)) {
-    if (!catalog.implements(kind, r.op) && family != Family::TileOps) continue;
+    if (!catalog.implements(kind, r.op)) continue;
     std::string why = catalog.unavailable_reason(kind);
     if (why.empty()) {
       r.why = forced;
