@@ -6,6 +6,10 @@
 #                      suites import that the host's image does not hold
 #                      (sqlalchemy, greenlet, expecttest), for CPython 3.12
 #   .device/include/   toml++'s headers (the image has no libtomlplusplus-dev)
+#   .device/tileops/   the tileops route's stack (tileops, tilelang and their
+#                      imports) unpacked into one tree and xz-packed: the
+#                      wheels are 85 MB, the tree without TileLang's AMD
+#                      kernels and z3's duplicate library packs to 44 MB
 # (FlagGems' autotuning for the GPU tests' shapes is tracked instead, as
 # test/gpu/flaggems_cache.tgz.) Run it once in a fresh checkout, on a machine
 # with network, before copying the tree to the GPU host:
@@ -29,5 +33,19 @@ if [[ ! -f /usr/include/toml++/toml.h ]]; then
 fi
 rm -rf "$DEST/include/toml++" && cp -r /usr/include/toml++ "$DEST/include/"
 
-ls "$DEST/wheels"
+# tileops 0.1.0 declares torch 2.13; beside the host's torch 2.11 it runs
+# with --no-deps and apache-tvm-ffi 0.1.11 (0.1.12 aborts at import tilelang).
+TL="$(mktemp -d)"
+"$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  -d "$TL/wheels" tileops==0.1.0 tilelang==0.1.12 apache-tvm-ffi==0.1.11 z3-solver==4.15.4.0 \
+  torch-c-dlpack-ext==0.1.5 ml-dtypes==0.7.0
+mkdir -p "$TL/site" "$DEST/tileops"
+for w in "$TL"/wheels/*.whl; do "$PY" -m zipfile -e "$w" "$TL/site"; done
+rm -rf "$TL"/site/tilelang/3rdparty/composable_kernel "$TL"/site/*.data
+ln -sf libz3.so "$TL/site/z3/lib/libz3.so.4.15"
+tar -cJf "$DEST/tileops/site.tar.xz" -C "$TL/site" .
+rm -rf "$TL"
+
+ls "$DEST/wheels" "$DEST/tileops"
 du -sh "$DEST"

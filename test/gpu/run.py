@@ -61,6 +61,10 @@ about how long they take on a 16-core H200 host:
                                              function, sampled by Linux perf (1 to 4 min)
   route-cost      180  route_cost.txt        python -m tools.bench.route_cost: the flaggems
                                              route's own host cost per call (10 s)
+  tileops         420  tileops.txt           the tileops route: pytest test/gpu/test_tileops_cuda.py
+                                             (tileops_tests.txt) and python -m tools.bench.tileops
+                                             (-> bench_tileops.{md,json}), with .device/tileops'
+                                             stack on PYTHONPATH (2 to 4 min, compiles included)
   flaggems-tests  570  flaggems_tests.txt    pytest test/gpu/test_flaggems_route.py (over 7 min
                                              where FlagGems autotunes its matmuls afresh)
   flaggems-layouts 180 flaggems_layouts.md   python -m tools.dev.flaggems_layouts: operand
@@ -94,7 +98,8 @@ cuda: native CUDA, forward/out/in-place only), GPU_BENCH_JOBS, GPU_BENCH_ARGS
 (e.g. --dry-run, to try the stage without a GPU), GPU_HOST_PROFILE_ARGS (e.g.
 --seconds 2; --flaggems profiles the installed cuda_flaggems.toml),
 GPU_OP_COST_ARGS, GPU_PERF_ARGS, GPU_FLAGGEMS_LIMIT (seconds, 570),
-GPU_FLAGGEMS_K (a pytest -k expression for flaggems-tests, e.g. "not gpt2").
+GPU_FLAGGEMS_K (a pytest -k expression for flaggems-tests, e.g. "not gpt2"),
+GPU_TILEOPS_PARTS (tests bench: which halves of the tileops stage run).
 """
 
 from __future__ import annotations
@@ -555,7 +560,7 @@ def stage_cuda_build(run: StageRun):
         install_wheels(run)
     rc = pip_build(run, "cuda_build.txt", {
         "FLAGOS_ACCELERATOR": "cuda", "FLAGOS_BUILD_BOXING": "1", "FLAGOS_BUILD_FLAGGEMS_CPP": "0",
-        "FLAGOS_BUILD_TILEOPS": "0",
+        "FLAGOS_BUILD_TILEOPS": "1",
         "CMAKE_ARGS": f"-DTOMLPP_INCLUDE_DIR={ROOT}/.device/include"})
     if rc:
         return rc
@@ -714,6 +719,37 @@ def stage_perf(run: StageRun):
 @stage("route-cost", 180, "route_cost.txt", needs="cuda-build")
 def stage_route_cost(run: StageRun):
     return run.sh([PY, "-m", "tools.bench.route_cost", "--md", run.out / "route_cost.md"], out="route_cost.txt").rc
+
+
+def tileops_site(run: StageRun) -> Optional[Path]:
+    """The tileops stack (.device/tileops/site.tar.xz) unpacked once into
+    build/gpu/tileops-site; None where prepare_device.sh did not pack it."""
+    site, packed = STATE / "tileops-site", ROOT / ".device" / "tileops" / "site.tar.xz"
+    if not (site / "tileops").is_dir():
+        if not packed.is_file():
+            run.note("tileops.txt", f"[flagos] no {packed.relative_to(ROOT)} (bash test/gpu/prepare_device.sh packs it)")
+            return None
+        shutil.rmtree(site, ignore_errors=True)
+        with tarfile.open(packed) as tar:
+            tar.extractall(site)
+    return site
+
+
+@stage("tileops", 420, "tileops.txt", needs="cuda-build")
+def stage_tileops(run: StageRun):
+    run.out.joinpath("tileops.txt").write_text("")
+    site = tileops_site(run)
+    if site is None:
+        return 1
+    env = {"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    parts = _words("GPU_TILEOPS_PARTS", "tests bench")
+    rc = 0
+    if "tests" in parts:
+        rc |= pytest_stage(run, "tileops_tests", ["test/gpu/test_tileops_cuda.py", "-s"], env)
+    if "bench" in parts:
+        rc |= run.sh([PY, "-m", "tools.bench.tileops", "--md", run.out / "bench_tileops.md",
+                      "--json", run.out / "bench_tileops.json"], out="tileops.txt", append=True, env=env).rc
+    return rc
 
 
 @stage("flaggems-tests", FLAGGEMS_LIMIT, "flaggems_tests.txt", needs="cuda-build")
