@@ -53,3 +53,12 @@ def full_fp32():
     torch.backends.cudnn.allow_tf32 = False
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+
+
+@pytest.fixture
+def fresh_dynamo():
+    """Dynamo's caches emptied before and after a compile test, so that one
+    test's compiled graphs and guards do not serve the next."""
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()

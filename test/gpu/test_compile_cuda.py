@@ -15,14 +15,7 @@ import torch
 if __name__ != "__main__":
     import torch_fl
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("fresh_dynamo")]
 
 
 def test_the_cuda_plugin_compiles_with_triton():

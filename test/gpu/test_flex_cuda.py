@@ -10,24 +10,11 @@ import torch
 from torch._inductor.utils import run_and_get_code
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-pytestmark = pytest.mark.gpu
+from tools.bench.flex import causal, relative_bias
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("fresh_dynamo")]
 
 B, H, S, D = 2, 4, 256, 64
-
-
-def causal(b, h, q_idx, kv_idx):
-    return q_idx >= kv_idx
-
-
-def relative_bias(score, b, h, q_idx, kv_idx):
-    return score + (q_idx - kv_idx) * 0.01
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
 
 
 def _inputs():
