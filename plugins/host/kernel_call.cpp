@@ -163,8 +163,14 @@ flagos_status_t KernelCall::workspace(const char* fn, uint64_t bytes, uint8_t** 
     return FLAGOS_SUCCESS;
   void* ptr = nullptr;
   if (flagos_status_t st = s->workspace_alloc(s->context, call_->device, call_->stream, bytes, &ptr);
-      st != FLAGOS_SUCCESS)
+      st != FLAGOS_SUCCESS) {
+    // Out of memory for the workspace is this kernel's limit, not the call's:
+    // declined, the next route (which may need less memory) serves the call.
+    if (st == FLAGOS_ERROR_OUT_OF_MEMORY)
+      return unsupported(fn, "the core could not lend %llu bytes of workspace (out of memory)",
+                         (unsigned long long)bytes);
     return fail(st, "%s: the core's workspace_alloc of %llu bytes failed", fn, (unsigned long long)bytes);
+  }
   workspaces_.push_back(ptr);
   std::shared_ptr<Block> block = find_block(ptr);
   if (!block || block->device != call_->device)

@@ -49,7 +49,9 @@ class KernelCall {
   // workspace service (stream-ordered on the call's stream, given back when
   // this KernelCall goes): *scratch is where the work reads and writes it.
   // *scratch is null when the core offers no workspace service (the kernel
-  // then uses memory of its own); a failing service is the call's error.
+  // then uses memory of its own). Out of memory declines the call
+  // (FLAGOS_ERROR_UNSUPPORTED: the next route serves it); another failure of
+  // the service is the call's error.
   flagos_status_t workspace(const char* fn, uint64_t bytes, uint8_t** scratch);
 
   KernelCall() = default;

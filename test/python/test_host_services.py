@@ -45,6 +45,20 @@ def test_a_native_kernel_takes_its_workspace_from_the_core_allocator(strict):
     assert out["mm"]["allocated_bytes.all.current"] == out["empty"]["allocated_bytes.all.current"], out
 
 
+def test_a_workspace_the_core_cannot_lend_declines_to_the_next_route():
+    """64 MiB of device memory: the 40 MiB output fits, the 40 MiB accumulator
+    beside it does not, so the native kernel declines and the `cpu` route
+    (no accumulator) computes the product."""
+    proc = run_python("""
+        import json, torch, torch_fl
+        a, b = torch.randn(2560, 8, dtype=torch.float64), torch.randn(8, 2048, dtype=torch.float64)
+        out = torch.mm(a.to("flagos"), b.to("flagos"))
+        print(json.dumps({"close": torch.allclose(out.cpu(), a @ b), "route": torch_fl.routes("mm")[0]["route"]}))
+    """, env={"FLAGOS_PLUGIN": "host", "FLAGOS_OP_mm": "native", "FLAGOS_PLUGIN_OPTIONS": "memory_mb=64",
+              "FLAGOS_LOG": "dispatch"}, check=True)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"close": True, "route": "native"}
+
+
 def test_an_option_the_plugin_does_not_know_is_reported_through_the_core():
     proc = run_python("import torch, torch_fl; torch.zeros(1, device='flagos')",
                       env={"FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "strcit=1,devices=2"}, check=True)
