@@ -19,7 +19,7 @@ from importlib import metadata
 import torch
 
 import torch_fl
-from torch_fl import _C, _env, _flaggems, _plugins, _routing, _stderr_lines
+from torch_fl import _C, _env, _flaggems, _plugins, _routing, _stderr_lines, tileops
 from torch_fl.compile import _environment as _compile_env
 
 ERROR, WARNING = "error", "warning"
@@ -151,6 +151,7 @@ def _companions() -> dict:
     triton["flagtree"] = triton["importable"] and _compile_env.is_flagtree(
         _compile_env.triton_distributions(), triton["version"] or "")
     out["FlagGems"]["route"] = _flaggems.status()
+    out["TileOps"]["route"] = tileops.status()
     return out
 
 
@@ -211,10 +212,11 @@ def _plugin_lines(section: dict) -> list[tuple[str, str]]:
 
 
 def _companion_text(label: str, c: dict) -> str:
+    route = f"; its route: {c['route']}" if "route" in c else ""
     if not c["importable"]:
-        return f"{label}: not installed"
+        return f"{label}: not installed{route}"
     text = f"{label} {c['version'] or '(version unknown)'}"
-    return text + (" (FlagTree)" if c.get("flagtree") else "")
+    return text + (" (FlagTree)" if c.get("flagtree") else "") + route
 
 
 def _routing_lines(r: dict) -> list[tuple[str, str]]:
