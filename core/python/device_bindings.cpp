@@ -108,6 +108,10 @@ void bind_device(py::module_& m) {
   });
   m.def("_mem_get_info", [](int d) { return device::mem_get_info(static_cast<c10::DeviceIndex>(d)); });
   m.def("_memory_snapshot", &snapshot);
+  m.def("_set_memory_fraction", [](int device, double fraction) {
+    device::caching_allocator(device).set_memory_fraction(fraction);
+  });
+  m.def("_memory_fraction", [](int device) { return device::caching_allocator(device).memory_fraction(); });
   m.def("_host_empty_cache", [] {
     static_cast<at::HostAllocator*>(device::host_allocator())->empty_cache();
   });

@@ -306,6 +306,31 @@ TEST_CASE("out of memory throws OutOfMemory with the figures and the allocator r
   CHECK(alloc.stats().num_ooms == 3);
 }
 
+TEST_CASE("a memory fraction caps the reserved bytes without asking the plugin", "[allocator]") {
+  TestAllocator alloc;
+  const flagos_stream_t s = default_stream();
+  CHECK(alloc.memory_fraction() == 1.0);
+  alloc.set_memory_fraction(0.5);  // 32 MiB of the 64 MiB device
+  void* a = alloc.allocate(20 * kMiB, s);
+  const uint64_t allocs = alloc.stats().num_device_alloc;
+  try {
+    alloc.allocate(14 * kMiB, s);
+    FAIL("reserved 34 MiB under a 32 MiB cap");
+  } catch (const OutOfMemory& e) {
+    CHECK(e.limit == 32 * kMiB);
+    CHECK(e.free_bytes == 44 * kMiB);  // the device has room: the cap refused
+    CHECK(contains(e.what(), "this process may reserve 32.00 MiB (torch.flagos.set_per_process_memory_fraction)"));
+  }
+  CHECK(alloc.stats().num_device_alloc == allocs);
+  void* b = alloc.allocate(12 * kMiB, s);  // 32 MiB: at the cap, within it
+  alloc.set_memory_fraction(1.0);
+  void* c = alloc.allocate(14 * kMiB, s);
+  CHECK(alloc.reserved_bytes() == 46 * kMiB);
+  CHECK_THROWS_WITH(alloc.set_memory_fraction(1.5),
+                    "[flagos] set_per_process_memory_fraction: the fraction must be in [0, 1], got 1.500000");
+  for (void* p : {a, b, c}) alloc.free(p);
+}
+
 TEST_CASE("the out-of-memory message without mem_get_info, and byte formatting", "[allocator]") {
   using flagos::memory::format_bytes;
   CHECK(format_bytes(512) == "512 bytes");

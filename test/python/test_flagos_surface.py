@@ -61,6 +61,47 @@ out["after"] = float(x.sum())
     assert out["num_ooms"] == 1 and out["after"] == 1024.0
 
 
+def test_a_per_process_memory_fraction_caps_what_the_allocator_reserves():
+    """64 MiB device, fraction 0.5: 28 MiB of segments fit, 12 MiB more do
+    not (torch's OutOfMemoryError, naming the cap), they do once 16 MiB went
+    back, and 1.0 lifts the cap."""
+    out = run_json("""
+def take(mib):
+    return torch.empty(mib << 20, dtype=torch.uint8, device="flagos")
+
+f = torch.flagos
+out["default"] = f.get_per_process_memory_fraction()
+f.set_per_process_memory_fraction(0.5)
+out["set"] = f.get_per_process_memory_fraction()
+a, b = take(12), take(16)
+try:
+    take(12)
+    out["capped"] = None
+except torch.OutOfMemoryError as e:
+    out["capped"] = str(e)
+del b
+c = take(12)
+f.set_per_process_memory_fraction(1.0)
+d = take(30)
+out["reserved_mib"] = f.memory_reserved() >> 20
+for bad in (1.5, -0.1):
+    try:
+        f.set_per_process_memory_fraction(bad)
+    except ValueError as e:
+        out[str(bad)] = str(e)
+try:
+    f.set_per_process_memory_fraction(1)
+except TypeError as e:
+    out["int"] = str(e)
+""", FLAGOS_PLUGIN_OPTIONS="memory_mb=64")
+    assert out["default"] == 1.0 and out["set"] == 0.5
+    assert out["capped"].startswith("[flagos] out of memory on host device 0: tried to allocate 12.00 MiB")
+    assert "this process may reserve 32.00 MiB (torch.flagos.set_per_process_memory_fraction)" in out["capped"]
+    assert out["reserved_mib"] > 32
+    assert out["1.5"] == "Invalid fraction value: 1.5. Allowed range: 0~1" and "-0.1" in out
+    assert out["int"] == "Invalid type for fraction argument, must be `float`"
+
+
 def test_peak_statistics_reset_and_keep_torch_cuda_keys():
     out = run_json("""
 import warnings
@@ -156,9 +197,6 @@ REFUSED = {
     "utilization": ("torch.flagos.utilization()",
                     "[flagos] utilization is not available on flagos: the plugin interface reports "
                     "no utilization counter"),
-    "memory_fraction": ("torch.flagos.set_per_process_memory_fraction(0.5)",
-                        "[flagos] set_per_process_memory_fraction is not available on flagos: the "
-                        "flagos caching allocator has no per-process memory limit"),
     "sync_debug_warn": ("torch.flagos.set_sync_debug_mode('warn')",
                         "[flagos] set_sync_debug_mode('warn') is not available on flagos: the core "
                         "does not detect synchronizing calls; only 'default' (0) is"),

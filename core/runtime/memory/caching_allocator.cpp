@@ -163,6 +163,36 @@ Block* CachingAllocator::find_live(const void* ptr) const {
   return nullptr;
 }
 
+void CachingAllocator::set_memory_fraction(double fraction) {
+  if (!(fraction >= 0.0 && fraction <= 1.0))
+    throw Error("set_per_process_memory_fraction: the fraction must be in [0, 1], got " + std::to_string(fraction));
+  size_t limit = 0;
+  if (fraction < 1.0) {
+    const flagos_plugin_api_t& api = plugin_->api();
+    uint64_t free_bytes = 0, total_bytes = 0;
+    if (!FLAGOS_HAS_FN(flagos_plugin_api_t, &api, mem_get_info))
+      throw Error("set_per_process_memory_fraction: plugin '" + plugin_->name() +
+                  "' has no mem_get_info, so device " + std::to_string(device_) + "'s total memory is unknown");
+    plugin_->check(api.mem_get_info(device_, &free_bytes, &total_bytes), "mem_get_info");
+    // At least one byte: a fraction of 0 still caps (nothing may be reserved).
+    limit = std::max<size_t>(1, static_cast<size_t>(fraction * static_cast<double>(total_bytes)));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  fraction_ = fraction;
+  limit_ = limit;
+}
+
+double CachingAllocator::memory_fraction() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fraction_;
+}
+
+flagos_status_t CachingAllocator::mem_alloc_capped(size_t bytes, void** ptr) {
+  const size_t reserved = static_cast<size_t>(stats_.reserved_bytes[static_cast<int>(Pool::Aggregate)].current);
+  if (limit_ > 0 && reserved + bytes > limit_) return FLAGOS_ERROR_OUT_OF_MEMORY;
+  return plugin_->api().mem_alloc(device_, bytes, ptr);
+}
+
 OutOfMemory CachingAllocator::out_of_memory(size_t requested) const {
   MemoryInfo info;
   const flagos_plugin_api_t& api = plugin_->api();
@@ -171,7 +201,7 @@ OutOfMemory CachingAllocator::out_of_memory(size_t requested) const {
   const int agg = static_cast<int>(Pool::Aggregate);
   return OutOfMemory(plugin_->name(), device_, requested, info,
                      static_cast<size_t>(stats_.reserved_bytes[agg].current),
-                     static_cast<size_t>(stats_.allocated_bytes[agg].current));
+                     static_cast<size_t>(stats_.allocated_bytes[agg].current), limit_);
 }
 
 }  // namespace flagos::memory

@@ -107,6 +107,15 @@ class CachingAllocator {
   // when a capture is underway) and the rest as their blocks are freed.
   void release_pool(PoolId id);
 
+  // ---- per-process limit (torch.cuda.set_per_process_memory_fraction) ----
+  // Caps this allocator's reserved bytes at `fraction` of the device's total
+  // memory (mem_get_info): a segment past the cap is out of memory, after
+  // the cache went back, as when the plugin itself runs out. 1 lifts the cap;
+  // memory already reserved stays. Throws flagos::Error for a fraction
+  // outside [0, 1] and, for one below 1, a plugin without mem_get_info.
+  void set_memory_fraction(double fraction);
+  double memory_fraction() const;
+
   DeviceStats stats() const;  // a consistent copy
   void reset_peak_stats();
   void reset_accumulated_stats();
@@ -158,6 +167,9 @@ class CachingAllocator {
   void release_free_segments(BlockPool& blocks);
   void drop_unused_pools();
   OutOfMemory out_of_memory(size_t requested) const;
+  // The plugin's mem_alloc, or out of memory without calling it when the
+  // segment would pass the per-process cap.
+  flagos_status_t mem_alloc_capped(size_t bytes, void** ptr);
 
   std::shared_ptr<const plugin::Plugin> plugin_;
   const flagos_device_t device_;
@@ -172,6 +184,8 @@ class CachingAllocator {
   std::map<PoolId, std::unique_ptr<PrivatePool>> graph_pools_;
   std::vector<std::pair<flagos_stream_t, PoolId>> captures_;  // streams allocating to a pool
   std::vector<Block*> deferred_until_no_capture_;  // freed with stream uses during a capture
+  double fraction_ = 1.0;  // set_memory_fraction's
+  size_t limit_ = 0;       // its cap in bytes; 0: none
 };
 
 }  // namespace flagos::memory

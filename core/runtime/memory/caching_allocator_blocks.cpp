@@ -28,9 +28,8 @@ Block* CachingAllocator::new_segment(PrivatePool* owner, Pool p, flagos_stream_t
                                      size_t size, size_t requested) {
   const size_t bytes = config_.caching ? size_policy::segment_size(size) : size;
   auto block = std::make_unique<Block>();  // before mem_alloc, so bad_alloc leaks nothing
-  const flagos_plugin_api_t& api = plugin_->api();
   void* ptr = nullptr;
-  flagos_status_t status = api.mem_alloc(device_, bytes, &ptr);
+  flagos_status_t status = mem_alloc_capped(bytes, &ptr);
   if (status == FLAGOS_ERROR_OUT_OF_MEMORY && !captures_.empty()) {
     ++stats_.num_ooms;
     throw out_of_memory(requested);
@@ -40,7 +39,7 @@ Block* CachingAllocator::new_segment(PrivatePool* owner, Pool p, flagos_stream_t
     if (Block* cached = take_cached(owner, p, stream, size)) return cached;
     release_cached_segments();
     ++stats_.num_alloc_retries;
-    status = api.mem_alloc(device_, bytes, &ptr);
+    status = mem_alloc_capped(bytes, &ptr);
     if (status == FLAGOS_ERROR_OUT_OF_MEMORY) {
       ++stats_.num_ooms;
       throw out_of_memory(requested);

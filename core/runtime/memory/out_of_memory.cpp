@@ -6,7 +6,7 @@ namespace flagos::memory {
 namespace {
 
 std::string describe(const std::string& plugin_name, int device, size_t requested,
-                     const MemoryInfo& info, size_t reserved, size_t allocated) {
+                     const MemoryInfo& info, size_t reserved, size_t allocated, size_t limit) {
   std::string text = "out of memory on " + plugin_name + " device " + std::to_string(device) +
                      ": tried to allocate " + format_bytes(requested) + "; ";
   if (info.known)
@@ -16,6 +16,9 @@ std::string describe(const std::string& plugin_name, int device, size_t requeste
     text += "free and total memory unknown (the plugin has no mem_get_info), ";
   text += format_bytes(reserved) + " reserved by torch_fl (" + format_bytes(allocated) +
           " allocated); ";
+  if (limit > 0)
+    text += "this process may reserve " + format_bytes(limit) +
+            " (torch.flagos.set_per_process_memory_fraction); ";
   // The cache was already returned before this throw, so what stays reserved
   // but unallocated is held by split segments: fragmentation.
   const size_t idle = reserved > allocated ? reserved - allocated : 0;
@@ -45,14 +48,15 @@ std::string format_bytes(uint64_t bytes) {
 }
 
 OutOfMemory::OutOfMemory(const std::string& plugin_name, int device_index, size_t requested_bytes,
-                         MemoryInfo info, size_t reserved_bytes, size_t allocated_bytes)
+                         MemoryInfo info, size_t reserved_bytes, size_t allocated_bytes, size_t limit_bytes)
     : Error(describe(plugin_name, device_index, requested_bytes, info, reserved_bytes,
-                     allocated_bytes)),
+                     allocated_bytes, limit_bytes)),
       requested(requested_bytes),
       free_bytes(info.known ? info.free_bytes : 0),
       total_bytes(info.known ? info.total_bytes : 0),
       reserved(reserved_bytes),
       allocated(allocated_bytes),
+      limit(limit_bytes),
       device(device_index),
       memory_info_known(info.known) {}
 

@@ -43,6 +43,7 @@ from .memory import (
     reset_accumulated_memory_stats,
     reset_max_memory_allocated,
     reset_peak_memory_stats,
+    get_per_process_memory_fraction,
     set_per_process_memory_fraction,
     use_mem_pool,
 )
@@ -346,7 +347,8 @@ __all__ = [
     "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_snapshot", "memory_stats", "memory_summary", "range_pop",
     "range_push", "reset_accumulated_memory_stats", "reset_max_memory_allocated",
-    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_per_process_memory_fraction", "use_mem_pool",
+    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_per_process_memory_fraction",
+    "get_per_process_memory_fraction", "use_mem_pool",
     "set_rng_state", "set_rng_state_all", "set_stream", "set_sync_debug_mode", "stream",
     "synchronize", "utilization",
 ]

@@ -156,10 +156,19 @@ def use_mem_pool(pool, device=None):
 
 
 def set_per_process_memory_fraction(fraction: float, device=None) -> None:
-    from torch_fl import flagos
+    """Caps what the caching allocator may reserve on ``device`` at
+    ``fraction`` of its total memory, as torch.cuda's does: an allocation past
+    it raises torch.OutOfMemoryError (after the cache went back). 1 lifts it."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._set_memory_fraction(_index(device), fraction)
 
-    flagos._unavailable("set_per_process_memory_fraction",
-                        "the flagos caching allocator has no per-process memory limit")
+
+def get_per_process_memory_fraction(device=None) -> float:
+    """The fraction set_per_process_memory_fraction set on ``device`` (1.0: no cap)."""
+    return _C._memory_fraction(_index(device))
 
 
 def _fmt(n: float) -> str:
