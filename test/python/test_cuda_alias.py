@@ -81,6 +81,9 @@ PROBE = textwrap.dedent(r"""
             "seed": a == 7 and torch.flagos.initial_seed() == 7,
             "stream_type": type(s).__module__.startswith("torch_fl"),
             "empty_cache": torch.cuda.empty_cache() is None,
+            "memory_fraction": (torch.cuda.set_per_process_memory_fraction(0.75, "cuda:0") is None
+                                and torch.flagos.get_per_process_memory_fraction(0) == 0.75
+                                and torch.cuda.get_per_process_memory_fraction("cuda:0") == 0.75),
         }
     print(json.dumps(out))
 """)

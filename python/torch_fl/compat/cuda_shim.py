@@ -30,6 +30,7 @@ WITH_DEVICE = {
     "reset_max_memory_allocated": "reset_max_memory_allocated",
     "reset_peak_memory_stats": "reset_peak_memory_stats", "set_device": "set_device",
     "synchronize": "synchronize", "get_rng_state": "get_rng_state",
+    "get_per_process_memory_fraction": "get_per_process_memory_fraction",
 }
 # The same name on both, no device argument to translate.
 SAME = (
@@ -87,6 +88,10 @@ def _set_rng_state(new_state, device="cuda"):
     return torch.flagos.set_rng_state(new_state, _flagos(device))
 
 
+def _set_per_process_memory_fraction(fraction, device=None):
+    return torch.flagos.set_per_process_memory_fraction(fraction, _flagos(device))
+
+
 def _context(cls):
     class Context(cls):
         def __init__(self, device):
@@ -102,6 +107,7 @@ def answers() -> dict:
     table.update({name: getattr(flagos, name) for name in SAME})
     table.update({name: _context(getattr(flagos, name)) for name in CONTEXTS})
     table["set_rng_state"] = _set_rng_state
+    table["set_per_process_memory_fraction"] = _set_per_process_memory_fraction
     return table
 
 
