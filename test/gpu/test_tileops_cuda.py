@@ -54,7 +54,8 @@ ACCURACY = """
         shape = ((3, 129, 64), (3, 64, 96)) if op == "bmm" else (257, 129)
         if full and op != "bmm":
             from tileops.manifest import load_workloads
-            shape = tuple(load_workloads(entry.cls)[0]["S"])
+            w = load_workloads(entry.cls)[0]
+            shape = tuple(w["S"] if "S" in w else w["A"])  # unary ops name it S, binary ones A and B
         for dtype in entry.dtypes:
             xs = operands(op, shape, getattr(torch, dtype))
             got = call(op, [x.to("flagos") for x in xs]).cpu()
