@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -41,6 +42,15 @@ std::string plugin_folder() {
   return slash == std::string::npos ? std::string() : lib.substr(0, slash);
 }
 
+// FLAGOS_DISABLE_CUDA_ASSETS=1 (docs/environment-variables.md): read here,
+// where the runtime is searched, in the probe process as in torch's.
+bool assets_disabled() {
+  const char* v = std::getenv("FLAGOS_DISABLE_CUDA_ASSETS");
+  if (v == nullptr) return false;
+  const std::string s(v);
+  return s == "1" || s == "true" || s == "TRUE" || s == "True" || s == "yes" || s == "on" || s == "ON";
+}
+
 }  // namespace
 
 bool search_of(const LibrarySpec& spec, flagos::kit::LibrarySearch* s, std::string* why) {
@@ -53,6 +63,13 @@ bool search_of(const LibrarySpec& spec, flagos::kit::LibrarySearch* s, std::stri
     return false;
   }
   const std::string here = plugin_folder();
+  // The runtime libraries the plugin's wheel bundles (tools/plugin_wheel),
+  // unless FLAGOS_DISABLE_CUDA_ASSETS asks for the installed ones.
+  if (spec.bundled && !here.empty() && !assets_disabled()) {
+    const std::string assets = here + "/" + std::string(vendor().name) + "_assets";
+    struct stat st {};
+    if (stat(assets.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) s->bundled = assets;
+  }
   for (const std::string& rel : strings(spec.beside))
     if (!here.empty()) s->folders.push_back(here + "/" + rel);
   for (const std::string& fixed : strings(spec.fixed)) s->folders.push_back(fixed);

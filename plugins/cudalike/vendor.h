@@ -31,6 +31,10 @@ struct LibrarySpec {
   // Search only where an SDK variable points (else report it unset): for a
   // runtime whose sonames another vendor's runtime also has (ppu's libcudart).
   bool env_required;
+  // The plugin's wheel may bundle this library in <name>_assets beside it
+  // (docs/platforms/cuda.md, "CUDA assets"): searched right after an
+  // already loaded copy.
+  bool bundled = false;
 };
 
 struct Vendor {

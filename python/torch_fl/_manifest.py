@@ -11,6 +11,8 @@ torch_fl names no vendor.
   [triton]       flagtree = true         its Triton is FlagTree's build: checked at
                                          import under FLAGOS_USE_FLAGTREE=1
   [compat]       qwen_image_rope = true  diffusers' Qwen-Image rope on flagos
+  [assets]       libraries = [...]       runtime libraries its wheel bundles in
+                                         <name>_assets/ (tools/plugin_wheel)
 
 A plugin without the file, or a section or key it omits, declares nothing.
 """

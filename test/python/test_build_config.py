@@ -225,8 +225,8 @@ def test_a_missing_assets_dir_is_one_warning(tmp_path):
     missing = tmp_path / "nope"
     r = cfg(FLAGOS_CUDA_ASSETS_DIR=str(missing))
     assert _assets_warnings(r) == [
-        f"[flagos] FLAGOS_CUDA_ASSETS_DIR {missing} does not exist: no libtorch_cuda.so is "
-        f"bundled, so the wheel needs a runtime-supplied one"]
+        f"[flagos] FLAGOS_CUDA_ASSETS_DIR {missing} does not exist: no CUDA runtime library is "
+        f"bundled from it, so the plugin opens an installed one"]
     assert r.cuda_assets_dir == str(missing)
 
 
@@ -235,6 +235,7 @@ def test_no_assets_warning_when_the_dir_exists_or_nothing_is_bundled(tmp_path):
     assert _assets_warnings(cfg(FLAGOS_CUDA_ASSETS_DIR=str(tmp_path / "x"),
                                 FLAGOS_SKIP_CUDA_ASSETS="1")) == []
     assert _assets_warnings(cfg(FLAGOS_ACCELERATOR="ascend")) == []
+    assert _assets_warnings(cfg()) == []  # the default folder is optional
 
 
 def test_bundling_and_dcu_inputs_are_recorded():

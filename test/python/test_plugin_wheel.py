@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -143,3 +144,39 @@ def test_a_cuda_shaped_wheel_carries_its_probe_and_needs_no_sdk(vendor, tmp_path
                       env={"PYTHONPATH": str(site), "FLAGOS_PLUGIN": str(lib)}, check=True)
     info = json.loads(proc.stdout)
     assert info["name"] == vendor and info["abi"] == "1.6"
+
+
+def test_a_cuda_wheel_bundles_its_runtime_and_the_plugin_opens_it_unless_disabled(simrt, tmp_path):
+    """The simulated libcudart as the asset: the wheel carries it in
+    cuda_assets/, the plugin (and its probe) opens it when no copy is loaded
+    and the SDK folder holds only the driver, and FLAGOS_DISABLE_CUDA_ASSETS=1
+    leaves it alone. FLAGOS_SKIP_CUDA_ASSETS=1 bundles nothing."""
+    sim_lib = simrt / "cuda" / "lib64"
+    site = tmp_path / "site"
+    pip_install(build_wheel("cuda", tmp_path / "dist", {"FLAGOS_CUDA_ASSETS_DIR": str(sim_lib)}), site)
+    package = site / "torch_fl_plugin_cuda"
+    assert sorted(p.name for p in (package / "cuda_assets").iterdir()) == ["libcudart.so.13"]
+    driver_only = tmp_path / "cuda_home" / "lib64"
+    driver_only.mkdir(parents=True)
+    shutil.copy2(sim_lib / "libcuda.so.1", driver_only / "libcuda.so.1")
+    env = {"PYTHONPATH": str(site), "FLAGOS_PLUGIN": str(package / "libflagos_cuda.so"),
+           "CUDA_HOME": str(driver_only.parent), "LD_LIBRARY_PATH": str(simrt / "engine")}
+
+    def info(**extra: str) -> dict:
+        proc = run_python("", args=["-m", "torch_fl", "info"], env={**env, **extra}, check=True)
+        return json.loads(proc.stdout)
+
+    bundled = info()
+    assert bundled["device_count"] == 2
+    assert bundled["device_note"] == f"runtime {package / 'cuda_assets' / 'libcudart.so.13'} (bundled)"
+    # Disabled: an installed libcudart or none (which one is this machine's
+    # business), never the simulated bundled one with its two devices.
+    disabled = info(FLAGOS_DISABLE_CUDA_ASSETS="1")
+    assert disabled["device_count"] == 0
+    assert "cuda_assets" not in disabled["device_note"] and "(bundled)" not in disabled["device_note"]
+
+    skipped = tmp_path / "skipped"
+    pip_install(build_wheel("cuda", tmp_path / "dist_skip", {"FLAGOS_CUDA_ASSETS_DIR": str(sim_lib),
+                                                            "FLAGOS_SKIP_CUDA_ASSETS": "1"}), skipped)
+    assert not (skipped / "torch_fl_plugin_cuda" / "cuda_assets").exists()
+

@@ -18,8 +18,9 @@ The rules, all from the spec:
     default. Integers must parse completely and be positive.
   * FLAGOS_WHEEL_LOCAL defaults to the platform's wheel_local;
     FLAGOS_WHEEL_PRERELEASE accepts only a PEP 440 pre-release segment.
-  * FLAGOS_CUDA_ASSETS_DIR: a missing directory, where assets would be
-    bundled (cuda, FLAGOS_SKIP_CUDA_ASSETS off), is one [flagos] warning.
+  * FLAGOS_CUDA_ASSETS_DIR: a missing directory named explicitly, where
+    assets would be bundled (cuda, FLAGOS_SKIP_CUDA_ASSETS off), is one
+    [flagos] warning.
 
 Every refusal is one BuildConfigError whose message starts with "[flagos]";
 every warning is one "[flagos]" line collected in Resolved.warnings.
@@ -284,9 +285,12 @@ def resolve(env: Mapping[str, str] | None = None, *, defines: Mapping[str, str] 
     sources["FLAGOS_CUDA_ASSETS_DIR"] = "default" if assets_dir is None else "environment"
     assets_dir = assets_dir or DEFAULT_CUDA_ASSETS_DIR
     assets_path = Path(assets_dir) if Path(assets_dir).is_absolute() else root / assets_dir
-    if accelerator == "cuda" and not skip_assets and not assets_path.is_dir():
-        warnings.append(f"[flagos] FLAGOS_CUDA_ASSETS_DIR {assets_path} does not exist: no "
-                        f"libtorch_cuda.so is bundled, so the wheel needs a runtime-supplied one")
+    # The default folder is optional (the plugin wheel then takes the nvidia
+    # wheel's libraries); one named explicitly must exist.
+    given = sources["FLAGOS_CUDA_ASSETS_DIR"] == "environment"
+    if accelerator == "cuda" and not skip_assets and given and not assets_path.is_dir():
+        warnings.append(f"[flagos] FLAGOS_CUDA_ASSETS_DIR {assets_path} does not exist: no CUDA runtime "
+                        f"library is bundled from it, so the plugin opens an installed one")
     mkl_dir = _value(env, "FLAGOS_PPU_MKL_DIR")
     sources["FLAGOS_PPU_MKL_DIR"] = "default" if mkl_dir is None else "environment"
     dcu_core = flag("FLAGOS_DCU_VENDOR_CORE", False)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tools.build_config.wheel_version import plugin_version
 
+from .assets import bundle
 from .wheel_file import package_name, write_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,8 @@ def build(name: str, out_dir: Path, build_dir: Path | None = None, defines: tupl
     printed why (a missing vendor runtime fails the configure). The version is
     torch_fl's with FLAGOS_WHEEL_PRERELEASE and FLAGOS_WHEEL_LOCAL applied
     (tools/build_config/wheel_version.py); a refused value raises BuildConfigError
-    before anything is compiled."""
+    before anything is compiled. Runtime libraries the plugin's manifest lists
+    are bundled beside it (assets.py)."""
     version = plugin_version(name)
     build_dir = build_dir or ROOT / "build" / "plugin_wheel" / name
     stage = build_dir / "stage"
@@ -39,4 +41,5 @@ def build(name: str, out_dir: Path, build_dir: Path | None = None, defines: tupl
     shutil.rmtree(stage, ignore_errors=True)
     subprocess.run(["cmake", "--install", str(build_dir), "--prefix", str(stage), "--strip"], check=True,
                    stdout=subprocess.DEVNULL)
+    bundle(stage / package_name(name), name, ROOT)
     return write_wheel(stage / package_name(name), name, version, out_dir)

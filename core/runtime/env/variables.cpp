@@ -85,15 +85,16 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_SKIP_CUDA_ASSETS", Scope::Build, Type::Bool, "0", "0 (off)", "",
        "Do not bundle an external libtorch_cuda.so into the wheel, for in-tree builds. "
        "The build-time counterpart of FLAGOS_DISABLE_CUDA_ASSETS",
-       "build", "a sound libtorch_cuda.so to bundle: none for a CPU torch (docs/platforms/cuda.md, "
-       "\"CUDA assets\"; the build records it)"},
+       "build", "",
+       "the CUDA runtime libraries of the cuda plugin wheel; no libtorch_cuda.so: docs/platforms/cuda.md, "
+       "\"CUDA assets\""},
       {"FLAGOS_CUDA_ASSETS_DIR", Scope::Build, Type::Path, ".libtorch_cuda_assets", ".libtorch_cuda_assets", "",
        "Directory the external libtorch_cuda.so is copied from when bundling. A "
        "missing directory downgrades to a warning: the wheel then needs a "
        "runtime-supplied libtorch_cuda.so",
-       "build",
-       "a sound libtorch_cuda.so to bundle: none for a CPU torch (docs/platforms/cuda.md, "
-       "\"CUDA assets\"; the build records it and warns when the directory is missing)"},
+       "build", "",
+       "the CUDA runtime libraries of the cuda plugin wheel; no libtorch_cuda.so: docs/platforms/cuda.md, "
+       "\"CUDA assets\""},
       {"FLAGOS_PPU_MKL_DIR", Scope::Build, Type::Path, "/usr/local/lib", "/usr/local/lib", "",
        "Directory the PPU libtorch bundling script takes MKL from",
        "build", "ppu plugin packaging (the build records it; no PPU libtorch bundling step exists to read it)"},
@@ -227,8 +228,9 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_DISABLE_CUDA_ASSETS", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Skip preloading the bundled libtorch_cuda.so and CUDA libraries, for builds "
        "that use system libtorch",
-       "runtime-libraries", "a bundled CUDA asset to skip: none is bundled (docs/platforms/cuda.md, "
-       "\"CUDA assets\")"},
+       "runtime-libraries", "",
+       "the CUDA runtime libraries of the cuda plugin wheel; no libtorch_cuda.so: docs/platforms/cuda.md, "
+       "\"CUDA assets\""},
       {"FLAGOS_VENDOR_TORCH_LIB", Scope::BuildAndRuntime, Type::Path, "", "Auto-discovered", "",
        "Path to the vendor torch's lib directory, used when no bundled "
        "lib_maca/lib_dcu/lib_ppu is present. Only the active accelerator's build reads "

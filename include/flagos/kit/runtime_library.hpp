@@ -3,8 +3,10 @@
 //   1. an explicit path (the plugin's `runtime=<path>` option), tried alone;
 //   2. a library of one of the sonames already loaded in the process
 //      (RTLD_NOLOAD): a vendor torch and the plugin must share one runtime;
-//   3. each candidate folder (from the vendor's SDK variables), each soname;
-//   4. when allowed, each soname through the system loader's own path.
+//   3. the folder of libraries bundled with the plugin (its wheel's assets),
+//      when the plugin names one;
+//   4. each candidate folder (from the vendor's SDK variables), each soname;
+//   5. when allowed, each soname through the system loader's own path.
 // When nothing opens, `why` says in one line what was searched.
 //
 // Ownership: the handle is never closed (a runtime unloaded under live
@@ -25,12 +27,13 @@ struct LibrarySearch {
   std::vector<std::string> folders;  // candidate folders, in order
   bool system_path = true;           // finally let dlopen search LD_LIBRARY_PATH etc.
   std::string explicit_path;         // when set, the only place tried
+  std::string bundled;               // the plugin's bundled libraries' folder, or ""
 };
 
 struct OpenedLibrary {
   void* handle = nullptr;
   std::string path;  // what was opened (a soname for steps 2 and 4)
-  std::string how;   // "already loaded", "runtime=", "folder", "system path"
+  std::string how;   // "already loaded", "runtime=", "bundled", "folder", "system path"
 };
 
 // `$VAR/sub` for each variable that is set and non-empty, in order.
@@ -63,6 +66,17 @@ inline bool open_library(const LibrarySearch& search, OpenedLibrary* out, std::s
     if (void* h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))
       return opened(h, soname, "already loaded");
   std::string searched;
+  std::string bundled_error;  // a bundled library that exists but does not load
+  if (!search.bundled.empty()) {
+    for (const std::string& soname : search.sonames) {
+      const std::string path = search.bundled + "/" + soname;
+      if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return opened(h, path, "bundled");
+      const char* err = dlerror();
+      if (err != nullptr && bundled_error.empty() && std::string(err).find("No such file") == std::string::npos)
+        bundled_error = err;
+    }
+    searched = search.bundled;
+  }
   for (const std::string& folder : search.folders) {
     for (const std::string& soname : search.sonames) {
       const std::string path = folder + "/" + soname;
@@ -84,6 +98,7 @@ inline bool open_library(const LibrarySearch& search, OpenedLibrary* out, std::s
   // The loader's reason matters when a library exists but cannot load (a
   // missing dependency), not for "no such file".
   if (!last_error.empty() && last_error.find("No such file") == std::string::npos) *why += ": " + last_error;
+  if (!bundled_error.empty()) *why += "; the bundled library does not load: " + bundled_error;
   return false;
 }
 

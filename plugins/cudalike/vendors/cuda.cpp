@@ -1,7 +1,8 @@
 // NVIDIA CUDA: libcudart (runtime) and libcuda (driver: names, UUIDs,
 // primary-context state). Values from the CUDA 13 headers (driver_types.h,
-// cuda.h). The runtime is found where torch already loaded it, else in the
-// nvidia wheels beside this plugin, the toolkit, or the system path.
+// cuda.h). The runtime is found where torch already loaded it, else among the
+// libraries the plugin's wheel bundles, the nvidia wheels beside this plugin,
+// the toolkit, or the system path.
 #include "../vendor.h"
 
 namespace flagos_cudalike {
@@ -22,7 +23,7 @@ const char* const kCommBeside[] = {"../../../nvidia/nccl/lib", "../nvidia/nccl/l
 
 const Vendor kCuda = {
     "cuda", "CUDA", "cuda",
-    {kRuntime, kEnv, kSubdirs, kBeside, kFixed, true, false},
+    {kRuntime, kEnv, kSubdirs, kBeside, kFixed, true, false, /*bundled=*/true},
     // The driver comes with the GPU driver (the system path); a toolkit's
     // lib64 holds only a link stub, named otherwise.
     {kDriver, kEnv, kSubdirs, nullptr, nullptr, true, false},
