@@ -168,3 +168,15 @@ def test_a_route_the_plugin_cannot_serve_falls_back_to_cuda_not_the_host():
     assert proc.stdout.split() == ["cuda", "True", "True"], proc.stdout + proc.stderr
     assert "[flagos] 2 routes to native: plugin 'cuda' has no native kernels; they run as cuda (abs, neg)" \
         in proc.stderr, proc.stderr
+
+
+def test_nvml_readings_are_those_of_the_cuda_device_under_flagos():
+    """torch.flagos.utilization and kin answer from NVML for the CUDA device
+    a flagos device of the cuda plugin is (flagos:0 is cuda:0)."""
+    names = ("utilization", "memory_usage", "temperature", "power_draw", "clock_rate")
+    got = {n: getattr(torch.flagos, n)(0) for n in names}
+    assert all(isinstance(v, int) and v >= 0 for v in got.values()), got
+    assert got["temperature"] > 0 and got["clock_rate"] > 0 and got["power_draw"] > 0, got
+    assert abs(got["temperature"] - torch.cuda.temperature(0)) <= 3
+    assert abs(got["clock_rate"] - torch.cuda.clock_rate(0)) <= 200
+

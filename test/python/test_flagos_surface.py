@@ -194,9 +194,10 @@ out["names"] = sorted(n for n in names if n in ("outer_7", "inner_range"))
 
 
 REFUSED = {
-    "utilization": ("torch.flagos.utilization()",
-                    "[flagos] utilization is not available on flagos: the plugin interface reports "
-                    "no utilization counter"),
+    **{name: (f"torch.flagos.{name}()",
+              f"[flagos] {name} is not available on flagos: the plugin interface reports no such counter, "
+              "and flagos:0 is no CUDA device torch.cuda could ask NVML about")
+       for name in ("utilization", "memory_usage", "temperature", "power_draw", "clock_rate")},
     "sync_debug_warn": ("torch.flagos.set_sync_debug_mode('warn')",
                         "[flagos] set_sync_debug_mode('warn') is not available on flagos: the core "
                         "does not detect synchronizing calls; only 'default' (0) is"),

@@ -313,8 +313,44 @@ def can_device_access_peer(device: _DeviceLike, peer: _DeviceLike) -> bool:
     return all("peer_access" in get_device_properties(i).capabilities for i in (index, peer_index))
 
 
+def _nvml_reading(name: str, device: _DeviceLike):
+    """torch.cuda's NVML reading ``name`` of the CUDA device under a flagos
+    device of a CUDA-ABI plugin (flagos ordinal i is CUDA ordinal i there);
+    elsewhere the plugin interface has no such counter."""
+    from torch_fl.compile import _capability
+    from torch_fl.compat import cuda_shim
+
+    index = _checked_index(device, "device")
+    cuda = _capability.interop_cuda_index(index)
+    if cuda is None:
+        _unavailable(name, f"the plugin interface reports no such counter, and flagos:{index} is no CUDA "
+                           "device torch.cuda could ask NVML about")
+    return cuda_shim.native(name)(cuda)
+
+
 def utilization(device: _DeviceLike = None) -> int:
-    _unavailable("utilization", "the plugin interface reports no utilization counter")
+    """Percent of the last sample period a kernel ran (NVML, CUDA-ABI plugins)."""
+    return _nvml_reading("utilization", device)
+
+
+def memory_usage(device: _DeviceLike = None) -> int:
+    """Percent of the last sample period device memory was read or written (NVML)."""
+    return _nvml_reading("memory_usage", device)
+
+
+def temperature(device: _DeviceLike = None) -> int:
+    """The GPU's temperature in degrees Celsius (NVML)."""
+    return _nvml_reading("temperature", device)
+
+
+def power_draw(device: _DeviceLike = None) -> int:
+    """The GPU's power draw in milliwatts (NVML)."""
+    return _nvml_reading("power_draw", device)
+
+
+def clock_rate(device: _DeviceLike = None) -> int:
+    """The SM clock in MHz (NVML)."""
+    return _nvml_reading("clock_rate", device)
 
 
 _SYNC_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
@@ -350,5 +386,5 @@ __all__ = [
     "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_per_process_memory_fraction",
     "get_per_process_memory_fraction", "use_mem_pool",
     "set_rng_state", "set_rng_state_all", "set_stream", "set_sync_debug_mode", "stream",
-    "synchronize", "utilization",
+    "synchronize", "utilization", "memory_usage", "temperature", "power_draw", "clock_rate",
 ]
