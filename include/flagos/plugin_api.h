@@ -60,7 +60,8 @@ typedef struct flagos_host_services {
    * graph the block comes from the graph's private pool. Errors:
    * FLAGOS_ERROR_OUT_OF_MEMORY (after the allocator returned its cache and
    * retried once), FLAGOS_ERROR_INVALID_DEVICE, FLAGOS_ERROR_INVALID_ARGUMENT;
-   * the reason is in the core's log. */
+   * the reason is in the core's log (out of memory: the first time per
+   * plugin, since a plugin may answer it by declining the call). */
   flagos_status_t (*workspace_alloc)(void* context, flagos_device_t device, flagos_stream_t stream,
                                      uint64_t bytes, void** ptr);
   /* Gives back a workspace_alloc block, stream-ordered: call it right after

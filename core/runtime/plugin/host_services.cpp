@@ -15,15 +15,20 @@ std::atomic<const WorkspaceMemory*> g_memory{nullptr};
 // One per plugin name: the `context` of its table.
 struct Context {
   std::string plugin;
+  mutable std::atomic<bool> oom_logged{false};
 };
 
 const Context& context_of(void* context) { return *static_cast<const Context*>(context); }
 
 // A failed memory service says why in the log: the C return code is all the
-// plugin gets.
+// plugin gets. Out of memory only the first time per plugin: a kernel may
+// answer it by declining, and a loop would repeat the line every call.
 flagos_status_t reported(void* context, const char* fn, flagos_status_t status, const std::string& why) {
-  if (status != FLAGOS_SUCCESS)
-    diag::warn("plugin " + context_of(context).plugin + ": host service " + fn + ": " + why);
+  if (status == FLAGOS_SUCCESS) return status;
+  const Context& c = context_of(context);
+  if (status == FLAGOS_ERROR_OUT_OF_MEMORY && c.oom_logged.exchange(true)) return status;
+  diag::warn("plugin " + c.plugin + ": host service " + fn + ": " + why +
+             (status == FLAGOS_ERROR_OUT_OF_MEMORY ? " (later out-of-memory failures are not logged)" : ""));
   return status;
 }
 
