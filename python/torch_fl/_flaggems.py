@@ -24,13 +24,9 @@ def load(force: bool = False) -> int:
     """Registers FlagGems' operators when a route may need them (or `force`:
     a conf being checked names flaggems); returns how many."""
     global _status
-    enabled, reason = _routing._flaggems_switch()
-    if not enabled:
-        _status = reason
-        return 0
-    if not force and not wanted():
-        _status = ("not loaded: no route needs it (the conf in use names no flaggems route, "
-                   "and neither FLAGOS_FORCE_BACKEND nor a FLAGOS_OP_<op> asks for it)")
+    why = _routing.why_not_load("flaggems", _routing._flaggems_switch(), force)
+    if why:
+        _status = why
         return 0
     try:
         flag_gems = importlib.import_module("flag_gems")
@@ -48,11 +44,6 @@ def load(force: bool = False) -> int:
         count += 1
     _status = f"{count} operators from flag_gems {getattr(flag_gems, '__version__', '?')}"
     return count
-
-
-def wanted() -> bool:
-    """Whether any route of this process may be a flaggems one."""
-    return _routing.may_route_to("flaggems")
 
 
 def status() -> str:

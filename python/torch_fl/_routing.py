@@ -123,6 +123,19 @@ def may_route_to(kind: str) -> bool:
     return kind in conf_route_kinds()
 
 
+def why_not_load(kind: str, switch: tuple[bool, str], force: bool = False) -> str:
+    """Why the Python layer of route kind `kind` ("flaggems", "tileops") is
+    not loaded now ("" to load it): its build `switch` is off, or no route of
+    this process may take it (unless `force`: a conf being checked names it)."""
+    enabled, reason = switch
+    if not enabled:
+        return reason
+    if not force and not may_route_to(kind):
+        return (f"not loaded: no route needs it (the conf in use routes nothing to {kind}, and neither "
+                "FLAGOS_FORCE_BACKEND nor a FLAGOS_OP_<op> asks for it)")
+    return ""
+
+
 def install() -> dict:
     """Import step: installs the conf in use (once per process)."""
     return _C._install_routes(backend_config_path(), catalog_options())

@@ -20,7 +20,7 @@ from typing import Optional
 
 import torch
 
-from torch_fl import _C, _build_config_reader, _env
+from torch_fl import _C, _build_config_reader, _env, _routing
 from torch_fl.tileops import calls, table
 
 # What TileOps needs of the device: its kernels are written for Hopper.
@@ -37,13 +37,6 @@ def switch() -> tuple[bool, str]:
     if not _build_config_reader.record().get("KERNELS", {}).get("tileops", False):
         return False, "this build did not compile tileops (FLAGOS_BUILD_TILEOPS=OFF)"
     return True, ""
-
-
-def wanted() -> bool:
-    """Whether any route of this process may be a tileops one."""
-    from torch_fl import _routing
-
-    return _routing.may_route_to("tileops")
 
 
 def device_problem(index: int = 0) -> str:
@@ -79,13 +72,9 @@ def load(force: bool = False) -> int:
     """Registers the implementations when a route may need them (or
     ``force``: a conf being checked names tileops); returns how many."""
     global _status, _calls
-    enabled, reason = switch()
-    if not enabled:
-        _status = reason
-        return 0
-    if not force and not wanted():
-        _status = ("not loaded: no route needs it (the conf in use routes nothing to tileops, and neither "
-                   "FLAGOS_FORCE_BACKEND nor a FLAGOS_OP_<op> asks for it)")
+    why = _routing.why_not_load("tileops", switch(), force)
+    if why:
+        _status = why
         return 0
     if importlib.util.find_spec("tileops") is None:
         _status = "tileops is not installed (pip install tileops)"
