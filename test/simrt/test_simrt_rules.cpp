@@ -135,6 +135,9 @@ TEST_CASE("exports: real SONAMEs, no properties structs, metax has no cuda*") {
       {"musa/lib/libmusart.so", "libmusart.so", "musa"},
       {"musa/lib/libmusa.so", "libmusa.so", "mu"},
       {"tsingmicro/lib/libhpgr.so", "libhpgr.so", "tx"},
+      {"cuda/lib64/libcupti.so.13", "libcupti.so.13", "cupti"},
+      {"ppu/CUDA_SDK/lib64/libcupti.so.13", "libcupti.so.13", "cupti"},
+      {"musa/lib/libmupti.so", "libmupti.so", "mupti"},
   };
   for (const Lib& l : libs) {
     INFO(l.path);

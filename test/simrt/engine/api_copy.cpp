@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "call.h"
+#include "observer.h"
 #include "ordering.h"
 
 namespace simrt {
@@ -54,19 +55,20 @@ int run_copy(Call& c, const std::shared_ptr<Stream>& st, const Span& d, const Sp
                     sp->device, st->device, c.v.prefix);
   char* dst = d.rw;
   const char* src = s.rw;
+  const OpDesc op{OpDesc::Copy, st.get(), n, !sync_api, s.kind, d.kind, s.device, d.device};
   uint64_t seq;
   if (is_host(d) && is_host(s)) {  // host to host: fully synchronous, in stream order
-    st->wait(enqueue_ordered(c.rt, st, [=] { std::memcpy(dst, src, n); }));
+    st->wait(enqueue_ordered(c.rt, st, observed(c.rt, op, [=] { std::memcpy(dst, src, n); })));
     return c.ok();
   }
   if (s.kind == Span::Pageable) {
     // Pageable source: staged now, so the caller may reuse it on return;
     // even the blocking Memcpy returns once staged (CUDA documents this).
     auto staged = std::make_shared<std::vector<char>>(src, src + n);
-    enqueue_ordered(c.rt, st, [=] { std::memcpy(dst, staged->data(), n); });
+    enqueue_ordered(c.rt, st, observed(c.rt, op, [=] { std::memcpy(dst, staged->data(), n); }));
     return c.ok();
   }
-  seq = enqueue_ordered(c.rt, st, [=] { std::memcpy(dst, src, n); });
+  seq = enqueue_ordered(c.rt, st, observed(c.rt, op, [=] { std::memcpy(dst, src, n); }));
   // Into pageable memory: returns only when complete. Pinned to device with the
   // blocking call: synchronous. Device to device: no host synchronisation.
   bool wait = d.kind == Span::Pageable || (sync_api && s.kind == Span::Pinned) ||
@@ -126,7 +128,8 @@ int memcpy_peer_async(const Vendor& v, const char* sym, void* dst, int dst_devic
   c.touch(src_device);
   char* to = d.rw;
   const char* from = s.rw;
-  enqueue_ordered(c.rt, st, [=] { std::memmove(to, from, n); });
+  const OpDesc op{OpDesc::Copy, st.get(), n, true, Span::Device, Span::Device, src_device, dst_device};
+  enqueue_ordered(c.rt, st, observed(c.rt, op, [=] { std::memmove(to, from, n); }));
   return c.ok();
 }
 
@@ -143,7 +146,10 @@ int memset_async(const Vendor& v, const char* sym, void* ptr, int value, size_t 
   if (d.device != st->device)
     return c.rule(Err::InvalidValue, "pointer of device %d used on a stream of device %d", d.device, st->device);
   char* to = d.rw;
-  enqueue_ordered(c.rt, st, [=] { std::memset(to, value, n); });
+  OpDesc op{OpDesc::Set, st.get(), n, true};
+  op.dst_device = d.device;
+  op.value = value;
+  enqueue_ordered(c.rt, st, observed(c.rt, op, [=] { std::memset(to, value, n); }));
   return c.ok();
 }
 

@@ -128,12 +128,16 @@ Runtime& runtime_for(const Vendor& v) {
   thread_local const Vendor* last_v = nullptr;
   thread_local Runtime* last_rt = nullptr;
   if (last_v == &v) return *last_rt;
+  last_rt = &runtime_for_key(v.key);
+  last_v = &v;
+  return *last_rt;
+}
+
+Runtime& runtime_for_key(const char* key) {
   Registry& g = registry();
   std::lock_guard<std::mutex> lock(g.mu);
-  Runtime*& rt = g.by_key[v.key];
-  if (rt == nullptr) rt = new Runtime(v.key, static_cast<int>(g.by_key.size()) - 1);
-  last_v = &v;
-  last_rt = rt;
+  Runtime*& rt = g.by_key[key];
+  if (rt == nullptr) rt = new Runtime(key, static_cast<int>(g.by_key.size()) - 1);
   return *rt;
 }
 

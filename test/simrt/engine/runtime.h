@@ -32,6 +32,8 @@ struct Device {
   std::vector<std::weak_ptr<Stream>> streams;  // every stream, for device-wide syncs
 };
 
+class OpObserver;
+
 class Runtime {
  public:
   Runtime(std::string key, int id);
@@ -58,6 +60,7 @@ class Runtime {
 
   std::atomic<bool> initialised{false};  // driver initialised (cuInit or any runtime call)
   std::atomic<bool> poisoned{false};     // forked child of a process that used it
+  std::atomic<OpObserver*> observer{nullptr};  // a tracer library's hook (observer.h)
 
  private:
   std::string key_;
@@ -75,6 +78,8 @@ constexpr int kMaxRuntimes = 16;
 // The instance for a vendor key, created on first use and never destroyed
 // (worker threads may outlive static destructors at exit).
 Runtime& runtime_for(const Vendor& v);
+// The same by key, for a library with no vendor table (the tracer, observer.h).
+Runtime& runtime_for_key(const char* key);
 
 // Per-thread, per-instance state.
 struct ThreadState {

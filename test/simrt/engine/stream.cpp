@@ -1,5 +1,6 @@
 #include "stream.h"
 
+#include <atomic>
 #include <thread>
 
 #include "config.h"
@@ -7,13 +8,14 @@
 namespace simrt {
 namespace {
 thread_local bool t_in_callback = false;
+std::atomic<uint32_t> g_next_id{1};  // 0 is no stream in CUPTI's records
 }  // namespace
 
 bool in_host_callback() { return t_in_callback; }
 void set_in_host_callback(bool on) { t_in_callback = on; }
 
 Stream::Stream(int device, int priority, unsigned flags, bool legacy, bool non_blocking)
-    : device(device), priority(priority), flags(flags), legacy(legacy), non_blocking(non_blocking) {}
+    : id(g_next_id++), device(device), priority(priority), flags(flags), legacy(legacy), non_blocking(non_blocking) {}
 
 std::shared_ptr<Stream> Stream::create(int device, int priority, unsigned flags, bool legacy,
                                        bool non_blocking) {

@@ -48,6 +48,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool idle() { return done(last()); }
   void close();                 // no more ops; the worker exits once drained
 
+  const uint32_t id;        // process-unique, never reused: CUPTI's streamId (observer.h)
   const int device;
   const int priority;
   const unsigned flags;
