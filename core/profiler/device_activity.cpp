@@ -7,6 +7,7 @@
 #include "profiler/device_activity.h"
 
 #include <c10/core/Allocator.h>
+#include <dlfcn.h>
 #include <time.h>
 
 #include <cstdlib>
@@ -76,6 +77,18 @@ const flagos_profiler_ext_t* extension(std::string* why) {
   } catch (const std::exception& e) {
     *why = e.what();
     return nullptr;
+  }
+}
+
+// A CUDA build of torch links kineto with CUPTI, the process's one client of
+// the activity API; on a CUDA-ABI plugin its trace already has the device
+// rows, and the plugin's CUPTI-based tracer must not be a second client.
+bool torch_traces_plugin_kernels() {
+  if (dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_NOLOAD) == nullptr) return false;
+  try {
+    return device::device_count() > 0 && device::has_capability(0, FLAGOS_CAP_CUDA_ABI);
+  } catch (const std::exception&) {
+    return false;
   }
 }
 
@@ -316,13 +329,19 @@ class DeviceProfiler final : public libkineto::IActivityProfiler {
       trace("no device activity (flagos allocations only): " + why);
       return std::make_unique<Session>(nullptr, nullptr);
     }
+    if (torch_traces_plugin_kernels()) {
+      trace("device activity from torch's own CUDA tracer: a CUDA build of torch owns CUPTI, and this "
+            "CUDA-ABI plugin's kernels run on CUDA streams it sees; the plugin's tracer stays off");
+      return std::make_unique<Session>(nullptr, nullptr);
+    }
     flagos_profiler_t handle = nullptr;
     const flagos_status_t st = ext->profiler_create(nullptr, &handle);
     if (st != FLAGOS_SUCCESS) {
-      // The plugin's tracer is missing: the profile shows the CPU side only.
+      // The plugin's tracer is missing: the profile shows the CPU side and
+      // flagos memory only.
       diag::warn_once("profiler_create", "device activity is not profiled: profiler_create failed: " +
                                              status_text(st));
-      return nullptr;
+      return std::make_unique<Session>(nullptr, nullptr);
     }
     trace("session configured");
     return std::make_unique<Session>(ext, handle);

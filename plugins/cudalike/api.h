@@ -33,8 +33,12 @@ const flagos_extension_t* collectives_extension();
 // followed by collectives_extension().
 const flagos_extension_t* ipc_extension();
 
+// api_profiler.cpp: FLAGOS_EXTENSION_PROFILER where the vendor table names
+// an activity tracer, followed by ipc_extension(); else the latter.
+const flagos_extension_t* profiler_extension();
+
 // api_graphs.cpp: FLAGOS_EXTENSION_GRAPHS (stream capture), followed by
-// ipc_extension(); and the mutexes of its handles, held across fork().
+// profiler_extension(); and the mutexes of its handles, held across fork().
 const flagos_extension_t* graphs_extension();
 std::vector<std::mutex*> graph_mutexes();
 

@@ -226,7 +226,7 @@ flagos_status_t api_graph_exec_destroy(flagos_graph_exec_t exec) {
 const flagos_extension_t* graphs_extension() {
   static const flagos_graphs_ext_t ext = {
       {sizeof(flagos_graphs_ext_t), FLAGOS_EXTENSION_GRAPHS, FLAGOS_GRAPHS_EXT_VERSION,
-       ipc_extension()},
+       profiler_extension()},
       1,  // streams join a capture by waiting on its events, as in CUDA
       api_capture_begin,
       api_capture_end,

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "flagos/kit/checks.hpp"
 #include "handles.h"
+#include "tracer.h"
 #include "vendor.h"
 
 namespace flagos_cudalike {
@@ -62,6 +63,7 @@ flagos_status_t Plugin::stream_destroy(flagos_stream_t stream) {
     DeviceScope scope;
     if (st == FLAGOS_SUCCESS) st = scope.enter(fn, s->device());
     if (st != FLAGOS_SUCCESS) return st;
+    tracer_forget_stream(stream, *s);  // its records, if a profile runs, still name it
     // Pending work still runs; the runtime releases the stream once it is done.
     int err = rt().stream_destroy(s->existing());
     return err == 0 ? FLAGOS_SUCCESS : rt_fail(fn, err, "StreamDestroy");

@@ -1,28 +1,18 @@
 #include "comm_library.h"
 
-#include <atomic>
 #include <cstdlib>
-#include <mutex>
 
 #include "errors.h"
+#include "optional_library.h"
 #include "vendor.h"
 
 namespace flagos_cudalike {
 namespace {
 
-struct State {
-  std::once_flag once;
-  CommLibrary lib;
-  bool ok = false;
-  std::string why;
-};
-
-State& state() {
-  static State* s = new State;  // leaked: used after static destructors at exit
-  return *s;
+OptionalLibrary<CommLibrary>& comm_library() {
+  static auto* l = new OptionalLibrary<CommLibrary>;  // leaked: used after static destructors at exit
+  return *l;
 }
-
-std::atomic<const CommLibrary*> g_loaded{nullptr};
 
 // Opens the library in kit/runtime_library.hpp's order (a copy already loaded
 // first: torch's CUDA build loads libnccl.so.2, and one process must not run
@@ -37,13 +27,10 @@ bool open_comm(CommLibrary* lib, std::string* why) {
   if (!flagos::kit::open_library(search, &opened, why)) return false;
   lib->path = opened.path;
   lib->found_by = opened.how;
+  void* handle = opened.handle;
   const std::string prefix = v.comm_prefix;
   std::string missing;
-#define FLAGOS_CUDALIKE_COMM_RESOLVE(member, suffix, required, ret, params) \
-  lib->member = flagos::kit::symbol<decltype(lib->member)>(opened.handle, (prefix + suffix).c_str()); \
-  if ((required) && lib->member == nullptr && missing.empty()) missing = prefix + suffix;
-  FLAGOS_CUDALIKE_COMM_CALLS(FLAGOS_CUDALIKE_COMM_RESOLVE)
-#undef FLAGOS_CUDALIKE_COMM_RESOLVE
+  FLAGOS_CUDALIKE_COMM_CALLS(FLAGOS_CUDALIKE_RESOLVE_CALL)
   if (!missing.empty()) {
     *why = lib->path + " has no " + missing + " (not a communicator library this plugin supports)";
     return false;
@@ -57,22 +44,21 @@ bool open_comm(CommLibrary* lib, std::string* why) {
 bool has_comm_library() { return vendor().comm.sonames != nullptr && vendor().comm_prefix != nullptr; }
 
 const CommLibrary* load_comm_library(const char* fn, flagos_status_t* status) {
-  State& s = state();
-  std::call_once(s.once, [&] {
-    s.ok = has_comm_library() ? open_comm(&s.lib, &s.why) : false;
-    if (!has_comm_library()) s.why = "the vendor table names no communicator library";
-    if (s.ok) g_loaded.store(&s.lib, std::memory_order_release);
+  const CommLibrary* lib = comm_library().load([](CommLibrary* l, std::string* why) {
+    if (has_comm_library()) return open_comm(l, why);
+    *why = "the vendor table names no communicator library";
+    return false;
   });
-  if (s.ok) {
+  if (lib != nullptr) {
     *status = FLAGOS_SUCCESS;
-    return &s.lib;
+    return lib;
   }
   *status = fail(FLAGOS_ERROR_RUNTIME_UNAVAILABLE, "%s: the %s communicator library is unavailable: %s", fn,
-                 vendor().display, s.why.c_str());
+                 vendor().display, comm_library().why().c_str());
   return nullptr;
 }
 
-const CommLibrary* loaded_comm_library() { return g_loaded.load(std::memory_order_acquire); }
+const CommLibrary* loaded_comm_library() { return comm_library().loaded(); }
 
 flagos_status_t comm_status_of(int result) {
   switch (result) {

@@ -81,6 +81,12 @@ struct Vendor {
   // the vendor has none and the plugin leaves the extension out.
   LibrarySpec comm = {};
   const char* comm_prefix = nullptr;  // "nccl", "mccl": the prefix of ncclAllReduce and friends
+  // The CUPTI-shaped activity tracer behind FLAGOS_EXTENSION_PROFILER
+  // (tracer_library.h), opened at the first profiler_create;
+  // FLAGOS_TRACER_LIBRARY replaces the search. sonames nullptr: the vendor
+  // has none and the plugin leaves the extension out.
+  LibrarySpec tracer = {};
+  const char* tracer_prefix = nullptr;  // "cupti", "mupti": the prefix of cuptiActivityEnable and friends
 
   // A runtime whose calls are not all CUDA-shaped (gcu has no priorities;
   // ascend, tsingmicro and bpu differ throughout): the vendor file's adapter
@@ -102,6 +108,10 @@ struct Vendor {
   // "GetDeviceCount" ("hb_bpu_core_num"): named in the no-device note.
   const char* count_call = nullptr;
 };
+
+// The variable naming the tracer library to open instead of searching
+// (read by the plugin itself, like the one below).
+inline constexpr const char* kTracerLibraryVar = "FLAGOS_TRACER_LIBRARY";
 
 // The variable naming the vendor torch's lib folder. The plugin reads it
 // itself (it builds from include/ alone, without the core's registry); a

@@ -46,3 +46,33 @@ def test_a_training_step_shows_device_kernels_with_their_cpu_ops():
     assert len(kernels) >= 20
     linked = [k for k in kernels if k["args"].get("External id") in cpu_ids]
     assert len(linked) >= len(kernels) // 2  # kernels carry their launching op's id
+
+
+def _repo() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_the_plugins_own_cupti_tracer_records_kernels_outside_torch(tmp_path):
+    """Where torch brings no CUPTI client (a CPU build of torch, or no torch),
+    the cuda plugin's own tracer records what runs on its streams: a kernel
+    launched through the driver and a memset, each with the correlation id
+    pushed while it was enqueued (test/gpu/tracer_probe.cpp)."""
+    import shutil
+    import subprocess
+
+    import torch_fl
+
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no C++ compiler on this machine")
+    plugin = torch_fl._C.active_plugin()["path"]
+    probe = tmp_path / "tracer_probe"
+    subprocess.run([compiler, "-std=c++17", "-O1", "-I", os.path.join(_repo(), "include"),
+                    os.path.join(_repo(), "test", "gpu", "tracer_probe.cpp"), "-ldl", "-o", str(probe)],
+                   check=True)
+    done = subprocess.run([str(probe), plugin], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "FLAGOS_TRACE": "1"})
+    print(done.stdout, done.stderr)
+    assert done.returncode == 0, done.stderr
+    assert "kernels=3 memsets=1" in done.stdout
+

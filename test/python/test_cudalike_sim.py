@@ -46,6 +46,13 @@ COMM_LIBRARY = {"cuda": "no libnccl.so.2 found", "ppu": "no libnccl.so.2 found",
                 "gcu": None}
 NO_COMM = "the plugin does not provide the collectives extension"
 
+# The vendors whose table names an activity tracer (CUPTI, MUPTI): their
+# simulated SDK has one (test/simrt/activity), so the profiler group runs;
+# the others leave the extension out.
+TRACER = {"cuda", "ppu", "musa"}
+NO_PROFILER = "the plugin does not provide the profiler extension"
+NO_MEMORY_RECORDS = "the plugin does not record memory"
+
 # The simulated runtimes have 2 devices (SIMRT_DEVICES); all BPU cores are one device.
 DEVICES = {"bpu": 1}
 # What a vendor lacks, and the checks that need it: bpu has no page-locked
@@ -71,14 +78,17 @@ def test_conformance_passes_every_group(vendor, guard, simrt, tmp_path):
     # the collectives extension, whose library (NCCL, RCCL, MCCL) has no
     # simulated twin: each of its checks says which library was searched where,
     # graphs and IPC, which the simulated runtimes do not export, and the profiler
-    # extension, which these plugins leave to torch's CUPTI tracer (docs/profiler.md).
+    # extension where the vendor has no tracer (with one, only its memory
+    # records: device memory is the core allocator's to report).
     allowed = ("does not declare FLAGOS_CAP_HOST_ADDRESSABLE", "pass --option devices=0",
                "communicator library is unavailable", "no graph capture",
-               "device memory cannot be shared between processes",
-               "the plugin does not provide the profiler extension")
+               "device memory cannot be shared between processes")
+    allowed += (NO_MEMORY_RECORDS,) if vendor in TRACER else (NO_PROFILER,)
     allowed += (NO_COMM,) if COMM_LIBRARY[vendor] is None else ()
     allowed += VENDOR_SKIPS.get(vendor, ())
     assert [c for c in checks(report, "skip") if not any(a in c[2] for a in allowed)] == []
+    profiler = [c for c in checks(report, "pass") if c[0] == "profiler"]
+    assert len(profiler) == (5 if vendor in TRACER else 0), profiler
     collectives = [c for c in checks(report, "skip") if c[0] == "collectives"]
     want = COMM_LIBRARY[vendor] or NO_COMM
     assert len(collectives) == 11 and all(want in c[2] for c in collectives), collectives

@@ -140,7 +140,9 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_TRACER_LIBRARY", Scope::Runtime, Type::Path, "", "Auto-discovered", "",
        "Override the tracer library the profiler shim dlopens, when the default path "
        "does not match the installed driver",
-       "logging", "a plugin that opens a vendor tracer (the cuda plugins' CUPTI; the host plugin opens none)"},
+       "logging", "",
+       "the activity tracer of the cuda and ppu plugins (CUPTI) and the musa plugin (MUPTI); cuda on an "
+       "H200, ppu and musa on simulated runtimes only: docs/profiler.md, \"The CUDA-shaped plugins' tracer\""},
       {"FLAGOS_KUNLUNXIN_XDNN_LIB_DIR", Scope::Runtime, Type::Path, "", "No default", "",
        "Colon-separated directories holding the component libraries libxdnn_pytorch.so "
        "names in DT_NEEDED (libxpu_blas.so, libxpu_dnn.so, libxpu_flash_attention.so). "

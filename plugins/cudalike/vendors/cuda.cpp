@@ -20,8 +20,16 @@ const char* const kFixed[] = {"/usr/local/cuda/lib64", nullptr};
 // nvidia-nccl-cu* wheel beside this plugin's wheel, the toolkit, the system path.
 const char* const kComm[] = {"libnccl.so.2", nullptr};
 const char* const kCommBeside[] = {"../../../nvidia/nccl/lib", "../nvidia/nccl/lib", nullptr};
+// CUPTI: torch's CUDA wheels install it (nvidia-cuda-cupti); a toolkit keeps
+// it under extras/CUPTI.
+const char* const kTracer[] = {"libcupti.so.13", "libcupti.so.12", nullptr};
+const char* const kTracerSubdirs[] = {"lib64", "extras/CUPTI/lib64", "targets/x86_64-linux/lib", nullptr};
+const char* const kTracerBeside[] = {"../../../nvidia/cu13/lib", "../../../nvidia/cuda_cupti/lib",
+                                     "../nvidia/cu13/lib", "../nvidia/cuda_cupti/lib", nullptr};
+const char* const kTracerFixed[] = {"/usr/local/cuda/extras/CUPTI/lib64", nullptr};
 
-const Vendor kCuda = {
+Vendor make() {
+  Vendor v = {
     "cuda", "CUDA", "cuda",
     {kRuntime, kEnv, kSubdirs, kBeside, kFixed, true, false, /*bundled=*/true},
     // The driver comes with the GPU driver (the system path); a toolkit's
@@ -39,10 +47,14 @@ const Vendor kCuda = {
     true,
     false,
     {kComm, kEnv, kSubdirs, kCommBeside, kFixed, true, false}, "nccl",
-};
+  };
+  v.tracer = {kTracer, kEnv, kTracerSubdirs, kTracerBeside, kTracerFixed, true, false};
+  v.tracer_prefix = "cupti";
+  return v;
+}
 
 }  // namespace
 
-const Vendor& vendor() { return kCuda; }
+FLAGOS_CUDALIKE_VENDOR_BUILT_BY(make)
 
 }  // namespace flagos_cudalike

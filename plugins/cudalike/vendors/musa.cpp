@@ -17,8 +17,12 @@ const char* const kFixed[] = {"/usr/local/musa/lib", nullptr};
 // (torchada maps ncclX to mcclX there; vLLM on MUSA points at libmccl.so.2).
 // NCCL's argument lists and enum values assumed, unverified on hardware.
 const char* const kComm[] = {"libmccl.so", "libmccl.so.2", nullptr};
+// MUPTI: CUPTI's activity API renamed (upstream's musa_mupti_device_tracer);
+// its record layouts are taken to be CUPTI's, unverified on hardware.
+const char* const kTracer[] = {"libmupti.so", "libmupti.so.1", nullptr};
 
-const Vendor kMusa = {
+Vendor make() {
+  Vendor v = {
     "musa", "Moore Threads MUSA", "musa",
     {kRuntime, kEnv, kSubdirs, nullptr, kFixed, true, false},
     {kDriver, kEnv, kSubdirs, nullptr, kFixed, true, false},
@@ -34,10 +38,14 @@ const Vendor kMusa = {
     false,
     false,
     {kComm, kEnv, kSubdirs, nullptr, kFixed, true, false}, "mccl",
-};
+  };
+  v.tracer = {kTracer, kEnv, kSubdirs, nullptr, kFixed, true, false};
+  v.tracer_prefix = "mupti";
+  return v;
+}
 
 }  // namespace
 
-const Vendor& vendor() { return kMusa; }
+FLAGOS_CUDALIKE_VENDOR_BUILT_BY(make)
 
 }  // namespace flagos_cudalike

@@ -15,8 +15,13 @@ const char* const kSubdirs[] = {"CUDA_SDK/lib64", "CUDA_SDK/lib", nullptr};
 // searched only under $PPU_SDK, as the runtime is (NVIDIA's has the soname).
 const char* const kComm[] = {"libnccl.so.2", nullptr};
 const char* const kCommSubdirs[] = {"CUDA_SDK/lib64", "CUDA_SDK/lib", "lib64", "lib", nullptr};
+// PPU's CUDA SDK carries CUPTI beside its runtime (upstream's PPU build
+// compiles the CUPTI tracer against it).
+const char* const kTracer[] = {"libcupti.so.13", "libcupti.so.12", nullptr};
+const char* const kTracerSubdirs[] = {"CUDA_SDK/lib64", "CUDA_SDK/extras/CUPTI/lib64", nullptr};
 
-const Vendor kPpu = {
+Vendor make() {
+  Vendor v = {
     "ppu", "PPU", "cuda",
     {kRuntime, kEnv, kSubdirs, nullptr, nullptr, false, true},
     {kDriver, kEnv, kSubdirs, nullptr, nullptr, false, true},
@@ -32,10 +37,14 @@ const Vendor kPpu = {
     true,  // its runtime is CUDA's: a PPU build of torch runs its CUDA kernels on this memory
     true,  // searched first in FLAGOS_VENDOR_TORCH_LIB
     {kComm, kEnv, kCommSubdirs, nullptr, nullptr, false, true}, "nccl",
-};
+  };
+  v.tracer = {kTracer, kEnv, kTracerSubdirs, nullptr, nullptr, false, true};
+  v.tracer_prefix = "cupti";
+  return v;
+}
 
 }  // namespace
 
-const Vendor& vendor() { return kPpu; }
+FLAGOS_CUDALIKE_VENDOR_BUILT_BY(make)
 
 }  // namespace flagos_cudalike
