@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "aten/host_dtype_gaps.h"
 #include "aten/host_mirror.h"
 #include "aten/transfer.h"
 #include "device/generator.h"
@@ -124,7 +125,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   {
     device::SeededCpuScope seeded(device, routes::draws_from_default_generator(op));
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+    run_cpu_kernel(op, stack);
   }
 
   // Mutated operands: pair each flagos tensor with its (maybe resized) host view.

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "aten/host_dtype_gaps.h"
 #include "device/runtime.h"
 #include "routes/boxed_args.h"
 #include "routes/boxing_call.h"
@@ -73,9 +74,7 @@ std::optional<BoxingTarget> stock_target(c10::DeviceIndex device) {
 }
 
 void cpu_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack) {
-  run_boxed(BoxingTarget::Cpu, plan, stack, [&](torch::jit::Stack* s) {
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), s);
-  });
+  run_boxed(BoxingTarget::Cpu, plan, stack, [&](torch::jit::Stack* s) { aten::run_cpu_kernel(op, s); });
 }
 
 void cuda_boxing(const c10::OperatorHandle& op, const BoxingPlan& plan, torch::jit::Stack* stack) {
