@@ -21,6 +21,9 @@ medians, per-repeat ratios):
   (h) compile-flex  flex attention compiled (Inductor's fused template,
                  tools/bench/flex.py), forward and forward+backward, bf16;
                  not in the default jobs
+  (i) zoo        one training step of each tools/model_zoo.py architecture
+                 (BERT, T5, Llama, Mixtral, ViT, ResNet), fp32, AdamW; context
+                 rows; not in the default jobs
   (e) flaggems   FlagGems operators through the flaggems route
                  (cuda_flaggems.toml) against the same FlagGems function called
                  directly on CUDA tensors; µs/op
@@ -73,7 +76,7 @@ TARGETS = {
 }
 PRIMARY_CONF = {"tiny": "boxing", "bandwidth": "boxing", "train": "boxing", "infer": "boxing",
                 "flaggems": "flaggems", "compile-train": "boxing", "compile-infer": "boxing",
-                "graph-infer": "boxing", "compile-flex": "boxing"}
+                "graph-infer": "boxing", "compile-flex": "boxing", "zoo": "boxing"}
 
 
 # ---------------------------------------------------------------- child side
@@ -329,10 +332,16 @@ def _registered_for(native: str, op: str, fn):
         lib._destroy()
 
 
+def section_zoo(native: str, dry: bool, repeats: int) -> tuple[list, list]:
+    from tools.bench import zoo
+
+    return zoo.section(native, dry, repeats, _timed)
+
+
 SECTIONS = {"tiny": section_tiny, "bandwidth": section_bandwidth, "train": section_train,
             "infer": section_infer, "flaggems": section_flaggems,
             "compile-train": section_compile_train, "compile-infer": section_compile_infer,
-            "graph-infer": section_graph_infer, "compile-flex": section_compile_flex}
+            "graph-infer": section_graph_infer, "compile-flex": section_compile_flex, "zoo": section_zoo}
 
 
 def _install_flaggems_standin() -> None:

@@ -1,0 +1,52 @@
+"""The model zoo (tools/model_zoo.py: BERT, T5, Llama, Mixtral, ViT, ResNet)
+trains one step on flagos exactly as on native CUDA: the same loss and every
+parameter's gradient, fp32 with TF32 off on both sides. The native side runs
+in a child process that does not import torch_fl (this file run as a
+script), a reference nothing torch_fl installs can touch."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the repo root
+from tools import model_zoo  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+pytest.importorskip("transformers")
+
+
+def native_step(name: str):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "step.pt")
+        env = {**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}  # keep torch_fl out of the native side
+        done = subprocess.run([sys.executable, __file__, "--model", name, "--out", out], capture_output=True,
+                              text=True, timeout=600, env=env)
+        assert done.returncode == 0, f"{name} on native CUDA failed:\n{done.stderr[-4000:]}"
+        return torch.load(out)
+
+
+@pytest.mark.parametrize("name", sorted(model_zoo.MODELS))
+def test_a_training_step_matches_native_cuda(name, full_fp32):
+    model, inputs = model_zoo.build(name)
+    model_zoo.assert_same_step(model_zoo.step(model, inputs, "flagos"), native_step(name))
+
+
+def _child_main() -> None:
+    parser = argparse.ArgumentParser(description="the native CUDA side, in its own process")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    model, inputs = model_zoo.build(args.model)
+    torch.save(model_zoo.step(model, inputs, "cuda"), args.out)
+
+
+if __name__ == "__main__":
+    _child_main()

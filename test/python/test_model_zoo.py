@@ -1,0 +1,26 @@
+"""Six Hugging Face architectures (tools/model_zoo.py) train one step on
+flagos exactly as on the CPU: the same loss and every parameter's gradient,
+from the same weights and inputs. On the host plugin (CI) this checks the
+device's dispatch, routing, views and copies under real models; the GPU
+twin compares against native CUDA (test/gpu/test_model_zoo_cuda.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from conftest import ROOT
+
+pytest.importorskip("transformers")
+sys.path.insert(0, str(ROOT))
+from tools import model_zoo  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(model_zoo.MODELS))
+def test_a_training_step_matches_the_cpu(name):
+    import torch_fl  # noqa: F401
+
+    model, inputs = model_zoo.build(name)
+    model_zoo.assert_same_step(model_zoo.step(model, inputs, "flagos"), model_zoo.step(model, inputs, "cpu"))

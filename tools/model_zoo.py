@@ -1,0 +1,119 @@
+"""Small Hugging Face models built from configs with random weights (nothing
+is downloaded), one per architecture family a PyTorch user trains: encoder
+(BERT), encoder-decoder (T5), decoder with RoPE and grouped-query attention
+(Llama), mixture of experts (Mixtral), vision transformer (ViT) and a
+convolutional network with batch norm (ResNet). Shared by the model tests on
+the CPU (test/python/test_model_zoo.py) and on a GPU
+(test/gpu/test_model_zoo_cuda.py), which use the "test" size, and by the GPU
+benchmark's zoo section (tools/bench/gpu.py), which uses "bench".
+
+Each builder seeds the CPU generator, so the same name gives the same weights
+and inputs in any process; dropout is off so that two devices compute the same
+function."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+SEED = 0
+VOCAB = 256
+
+# Widths, depths and batch shapes: "test" is small enough for a CPU in CI;
+# "bench" gives a GPU real work (a few GFLOP per step).
+SIZES = {
+    "test": {"hidden": 64, "layers": 2, "batch": 2, "seq": 32, "image": 32, "images": 4},
+    "bench": {"hidden": 512, "layers": 4, "batch": 8, "seq": 256, "image": 128, "images": 32},
+}
+
+
+def _tokens(batch: int, length: int) -> torch.Tensor:
+    return torch.randint(0, VOCAB, (batch, length), generator=torch.Generator().manual_seed(SEED + 1))
+
+
+def _pixels(batch: int, size: int) -> torch.Tensor:
+    return torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(SEED + 1))
+
+
+def bert(tf, d):
+    cfg = tf.BertConfig(vocab_size=VOCAB, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
+                        num_attention_heads=4, intermediate_size=2 * d["hidden"],
+                        max_position_embeddings=d["seq"], hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    ids = _tokens(d["batch"], d["seq"])
+    return tf.BertForMaskedLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def t5(tf, d):
+    cfg = tf.T5Config(vocab_size=VOCAB, d_model=d["hidden"], d_kv=d["hidden"] // 4, d_ff=2 * d["hidden"],
+                      num_layers=d["layers"], num_heads=4, dropout_rate=0.0, decoder_start_token_id=0,
+                      pad_token_id=0)
+    ids = _tokens(d["batch"], d["seq"] * 3 // 4)
+    return tf.T5ForConditionalGeneration(cfg), {"input_ids": ids, "labels": ids.flip(1)}
+
+
+def llama(tf, d):
+    cfg = tf.LlamaConfig(vocab_size=VOCAB, hidden_size=d["hidden"], intermediate_size=2 * d["hidden"],
+                         num_hidden_layers=d["layers"], num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=d["seq"])
+    ids = _tokens(d["batch"], d["seq"])
+    return tf.LlamaForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def mixtral(tf, d):
+    cfg = tf.MixtralConfig(vocab_size=VOCAB, hidden_size=d["hidden"], intermediate_size=3 * d["hidden"] // 2,
+                           num_hidden_layers=d["layers"], num_attention_heads=4, num_key_value_heads=2,
+                           num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=d["seq"])
+    ids = _tokens(d["batch"], d["seq"])
+    return tf.MixtralForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def vit(tf, d):
+    cfg = tf.ViTConfig(image_size=d["image"], patch_size=8, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
+                       num_attention_heads=4, intermediate_size=2 * d["hidden"], num_labels=10,
+                       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return tf.ViTForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
+                                               "labels": torch.arange(d["images"]) % 10}
+
+
+def resnet(tf, d):
+    width = d["hidden"] // 4
+    cfg = tf.ResNetConfig(embedding_size=width, hidden_sizes=[width, 2 * width], depths=[1, d["layers"] // 2],
+                          layer_type="basic", num_labels=10)
+    return tf.ResNetForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
+                                                  "labels": torch.arange(d["images"]) % 10}
+
+
+MODELS = {f.__name__: f for f in (bert, t5, llama, mixtral, vit, resnet)}
+
+
+def build(name: str, size: str = "test"):
+    """(model in training mode, its inputs), on the CPU, from SEED."""
+    import transformers
+
+    torch.manual_seed(SEED)
+    model, inputs = MODELS[name](transformers, SIZES[size])
+    return model.train(), inputs
+
+
+def step(model: torch.nn.Module, inputs: dict, device: str):
+    """One training step's forward and backward on `device` (a copy of the
+    model): (loss, {parameter name: gradient}), both on the CPU."""
+    model = copy.deepcopy(model).to(device)
+    if hasattr(model, "tie_weights"):
+        model.tie_weights()  # Module.to() unties shared parameters on a PrivateUse1 device
+    out = model(**{k: v.to(device) for k, v in inputs.items()})
+    out.loss.backward()
+    grads = {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None}
+    return out.loss.detach().cpu(), grads
+
+
+def assert_same_step(got, want, rtol: float = 1e-4) -> None:
+    """Loss and every gradient agree; each gradient's tolerance is relative to
+    its largest entry (gradients span orders of magnitude across parameters)."""
+    (loss, grads), (ref_loss, ref_grads) = got, want
+    torch.testing.assert_close(loss, ref_loss, rtol=rtol, atol=rtol)
+    assert grads.keys() == ref_grads.keys(), sorted(set(grads) ^ set(ref_grads))
+    for name, g in ref_grads.items():
+        torch.testing.assert_close(grads[name], g, rtol=rtol, atol=rtol * max(g.abs().max().item(), 1e-6),
+                                   msg=lambda m, name=name: f"gradient of {name}: {m}")
