@@ -69,10 +69,11 @@ def pytest_command(xml: str, paths: str | list[str], extra: list[str]) -> list[s
 
 
 # The torch-level suites each simulated vendor runtime runs (device, copies,
-# streams, events, memory, RNG, fork); one vendor runs the whole suite with
-# guard pages (device memory PROT_NONE to all but the simulated runtime).
+# streams, events, memory, RNG, fork, the model zoo's training steps); one
+# vendor runs the whole suite with guard pages (device memory PROT_NONE to
+# all but the simulated runtime).
 SIM_SUITES = [f"test/torch/test_{name}.py" for name in
-              ("device", "tensor_copy", "streams", "events", "memory", "rng", "fork")]
+              ("device", "tensor_copy", "streams", "events", "memory", "rng", "fork", "model_zoo")]
 SIM_GUARDED_VENDOR = "metax"
 
 

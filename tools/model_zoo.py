@@ -3,7 +3,7 @@ is downloaded), one per architecture family a PyTorch user trains: encoder
 (BERT), encoder-decoder (T5), decoder with RoPE and grouped-query attention
 (Llama), mixture of experts (Mixtral), vision transformer (ViT) and a
 convolutional network with batch norm (ResNet). Shared by the model tests on
-the CPU (test/python/test_model_zoo.py) and on a GPU
+the CPU (test/torch/test_model_zoo.py) and on a GPU
 (test/gpu/test_model_zoo_cuda.py), which use the "test" size, and by the GPU
 benchmark's zoo section (tools/bench/gpu.py), which uses "bench".
 
@@ -110,10 +110,12 @@ def step(model: torch.nn.Module, inputs: dict, device: str):
 
 def assert_same_step(got, want, rtol: float = 1e-4) -> None:
     """Loss and every gradient agree; each gradient's tolerance is relative to
-    its largest entry (gradients span orders of magnitude across parameters)."""
+    its largest entry (gradients span orders of magnitude across parameters),
+    and never below 1e-7: some are zero in exact arithmetic (the attention
+    key's bias, which softmax cancels) and rounding noise in practice."""
     (loss, grads), (ref_loss, ref_grads) = got, want
     torch.testing.assert_close(loss, ref_loss, rtol=rtol, atol=rtol)
     assert grads.keys() == ref_grads.keys(), sorted(set(grads) ^ set(ref_grads))
     for name, g in ref_grads.items():
-        torch.testing.assert_close(grads[name], g, rtol=rtol, atol=rtol * max(g.abs().max().item(), 1e-6),
+        torch.testing.assert_close(grads[name], g, rtol=rtol, atol=max(rtol * g.abs().max().item(), 1e-7),
                                    msg=lambda m, name=name: f"gradient of {name}: {m}")

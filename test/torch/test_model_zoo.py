@@ -1,20 +1,19 @@
 """Six Hugging Face architectures (tools/model_zoo.py) train one step on
 flagos exactly as on the CPU: the same loss and every parameter's gradient,
-from the same weights and inputs. On the host plugin (CI) this checks the
-device's dispatch, routing, views and copies under real models; the GPU
-twin compares against native CUDA (test/gpu/test_model_zoo_cuda.py)."""
+from the same weights and inputs. On the host plugin and every simulated
+vendor runtime (CI) this checks the device's dispatch, routing, views, copies
+and CPU fallback under real models; the GPU twin compares against native CUDA
+(test/gpu/test_model_zoo_cuda.py)."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
-import torch
-
-from conftest import ROOT
 
 pytest.importorskip("transformers")
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 from tools import model_zoo  # noqa: E402
 
 
