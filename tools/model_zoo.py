@@ -96,13 +96,15 @@ def build(name: str, size: str = "test"):
     return model.train(), inputs
 
 
-def step(model: torch.nn.Module, inputs: dict, device: str):
+def step(model: torch.nn.Module, inputs: dict, device: str, compiled: bool = False):
     """One training step's forward and backward on `device` (a copy of the
-    model): (loss, {parameter name: gradient}), both on the CPU."""
+    model, through torch.compile if `compiled`): (loss, {parameter name:
+    gradient}), both on the CPU."""
     model = copy.deepcopy(model).to(device)
     if hasattr(model, "tie_weights"):
         model.tie_weights()  # Module.to() unties shared parameters on a PrivateUse1 device
-    out = model(**{k: v.to(device) for k, v in inputs.items()})
+    run = torch.compile(model) if compiled else model
+    out = run(**{k: v.to(device) for k, v in inputs.items()})
     out.loss.backward()
     grads = {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None}
     return out.loss.detach().cpu(), grads

@@ -1,6 +1,6 @@
 """The model zoo (tools/model_zoo.py: BERT, T5, Llama, Mixtral, ViT, ResNet)
-trains one step on flagos exactly as on native CUDA: the same loss and every
-parameter's gradient, fp32 with TF32 off on both sides. The native side runs
+trains one step on flagos exactly as on native CUDA, eager and compiled: the
+same loss and every parameter's gradient, fp32 with TF32 off on both sides. The native side runs
 in a child process that does not import torch_fl (this file run as a
 script), a reference nothing torch_fl installs can touch."""
 
@@ -22,30 +22,49 @@ pytestmark = pytest.mark.gpu
 pytest.importorskip("transformers")
 
 
-def native_step(name: str):
+def step_in_child(name: str, device: str = "cuda", compiled: bool = False):
+    """model_zoo.step in a fresh interpreter (this file as a script): native
+    CUDA without torch_fl, or flagos; compiled with torch.compile if asked."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "step.pt")
-        env = {**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}  # keep torch_fl out of the native side
-        done = subprocess.run([sys.executable, __file__, "--model", name, "--out", out], capture_output=True,
-                              text=True, timeout=600, env=env)
-        assert done.returncode == 0, f"{name} on native CUDA failed:\n{done.stderr[-4000:]}"
+        env = {**os.environ}
+        if device != "flagos":
+            env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"  # keep torch_fl out of the native side
+        cmd = [sys.executable, __file__, "--model", name, "--device", device, "--out", out]
+        done = subprocess.run(cmd + (["--compiled"] if compiled else []), capture_output=True, text=True,
+                              timeout=600, env=env)
+        assert done.returncode == 0, f"{name} on {device} failed:\n{done.stderr[-4000:]}"
         return torch.load(out)
 
 
 @pytest.mark.parametrize("name", sorted(model_zoo.MODELS))
 def test_a_training_step_matches_native_cuda(name, full_fp32):
     model, inputs = model_zoo.build(name)
-    model_zoo.assert_same_step(model_zoo.step(model, inputs, "flagos"), native_step(name))
+    model_zoo.assert_same_step(model_zoo.step(model, inputs, "flagos"), step_in_child(name))
+
+
+@pytest.mark.parametrize("name", sorted(model_zoo.MODELS))
+def test_a_compiled_training_step_matches_native_cuda(name):
+    """torch.compile on flagos (Inductor's Triton codegen on the flagos
+    stream) against native CUDA's eager step, each model compiled in a fresh
+    process (docs/compile.md, "Known limits": six models compiled one after
+    another in one process)."""
+    model_zoo.assert_same_step(step_in_child(name, "flagos", compiled=True), step_in_child(name),
+                               rtol=1e-3)  # Inductor fuses and reorders reductions
 
 
 def _child_main() -> None:
-    parser = argparse.ArgumentParser(description="the native CUDA side, in its own process")
+    parser = argparse.ArgumentParser(description="one side of these tests, in its own process")
     parser.add_argument("--model", required=True)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--compiled", action="store_true")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    if args.device == "flagos":
+        import torch_fl  # noqa: F401
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     model, inputs = model_zoo.build(args.model)
-    torch.save(model_zoo.step(model, inputs, "cuda"), args.out)
+    torch.save(model_zoo.step(model, inputs, args.device, compiled=args.compiled), args.out)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ boxing route's machinery) presents flagos operands as CPU tensors over the
 same bytes after the device's queued work, makes the buffers the code
 allocates flagos memory, and hands results back as flagos tensors — views
 onto their operand's storage or their own memory re-labelled, never copies.
+Where the same graph means something else on the CPU, cpu_semantics.py
+rewrites it first.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from torch.fx import GraphModule
 from torch.fx.node import map_aggregate
 
 from torch_fl import _C
+from torch_fl.compile import cpu_semantics
 
 _CPU = torch.device("cpu")
 
@@ -91,8 +94,9 @@ def _retarget(gm: GraphModule, example_inputs: Sequence[Any]) -> tuple[list, lis
         from torch._subclasses.fake_tensor import FakeTensorMode
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     cpu_inputs = _cpu_inputs(example_inputs, fake_mode)
-    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
-    FakeTensorProp(gm, mode=fake_mode).propagate_dont_convert_inputs(*cpu_inputs)
+    cpu_semantics.integer_histc(gm)
+    cpu_semantics.CpuFakeProp(gm, mode=fake_mode).propagate_dont_convert_inputs(*cpu_inputs)
+    gm.recompile()  # views the CPU's layouts made reshapes
     return cpu_inputs, flagos_results, device
 
 
