@@ -135,3 +135,23 @@ def host_fallback_reason(installed_plugins):
         return f"no accelerator plugin found a device ({', '.join(reasons)}); using the host plugin"
 
     return reason
+
+
+@pytest.fixture
+def fresh_dynamo():
+    """Dynamo's caches emptied before and after a compile test, so that one
+    test's compiled graphs and guards never serve another."""
+    import torch
+
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def cpp_codegen_only():
+    """The marks of a test module for the host plugin's cpp codegen path."""
+    import torch_fl
+
+    return [pytest.mark.skipif(torch_fl.compile.codegen(0) != "cpp",
+                               reason="the host plugin's cpp codegen path is tested here"),
+            pytest.mark.usefixtures("fresh_dynamo")]

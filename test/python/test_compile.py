@@ -12,20 +12,12 @@ import pytest
 import torch
 
 import torch_fl  # noqa: F401  (the flagos device)
-from conftest import ROOT, flagos_lines, run_python
+from conftest import ROOT, cpp_codegen_only, flagos_lines, run_python
 
 sys.path.insert(0, str(ROOT / "test"))
 from sim_runtimes import environment  # noqa: E402
 
-pytestmark = pytest.mark.skipif(torch_fl.compile.codegen(0) != "cpp",
-                                reason="the host plugin's cpp codegen path is tested here")
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = cpp_codegen_only()
 
 
 class Block(torch.nn.Module):

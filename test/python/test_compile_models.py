@@ -13,21 +13,13 @@ import pytest
 import torch
 
 import torch_fl  # noqa: F401
-from conftest import ROOT
+from conftest import ROOT, cpp_codegen_only
 
 pytest.importorskip("transformers")
 sys.path.insert(0, str(ROOT))
 from tools import model_zoo  # noqa: E402
 
-pytestmark = pytest.mark.skipif(torch_fl.compile.codegen(0) != "cpp",
-                                reason="the host plugin's cpp codegen path is tested here")
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = cpp_codegen_only()
 
 
 @pytest.mark.parametrize("name", ["mixtral", "resnet"])
