@@ -198,6 +198,8 @@ flagos_status_t tracer_start(const char* fn, flagos_profiler_t p, uint32_t flags
   }
   flush(lib);  // what finished before this start belongs to no profiler
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.active != nullptr || s.live.count(p) == 0)  // another start, or a destroy, while flushing
+    return fail(FLAGOS_ERROR_INVALID_STATE, "%s: another profiler started, or this one was destroyed", fn);
   for (size_t i = 0; i < sizeof kKinds / sizeof kKinds[0]; ++i) {
     int r = lib->activity_enable(static_cast<int>(kKinds[i]));
     if (r != kTracerSuccess) {
