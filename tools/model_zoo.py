@@ -1,8 +1,9 @@
 """Small Hugging Face models built from configs with random weights (nothing
-is downloaded), one per architecture family a PyTorch user trains: encoder
-(BERT), encoder-decoder (T5), decoder with RoPE and grouped-query attention
-(Llama), mixture of experts (Mixtral), vision transformer (ViT) and a
-convolutional network with batch norm (ResNet). Shared by the model tests on
+is downloaded), across the architecture families a PyTorch user trains:
+encoders (BERT), encoder-decoders (T5, Whisper), decoders with RoPE and
+grouped-query attention (Llama, GPT-NeoX, Gemma 2 with sliding windows),
+mixtures of experts (Mixtral, Qwen2-MoE), vision transformers (ViT, Swin),
+convolutional networks (ResNet with batch norm, ConvNeXt) and speech (Wav2Vec2). Shared by the model tests on
 the CPU (test/torch/test_model_zoo.py) and on a GPU
 (test/gpu/test_model_zoo_cuda.py), which use the "test" size, and by the GPU
 benchmark's zoo section (tools/bench/gpu.py), which uses "bench".
@@ -84,7 +85,75 @@ def resnet(tf, d):
                                                   "labels": torch.arange(d["images"]) % 10}
 
 
-MODELS = {f.__name__: f for f in (bert, t5, llama, mixtral, vit, resnet)}
+def gpt_neox(tf, d):
+    cfg = tf.GPTNeoXConfig(vocab_size=VOCAB, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
+                           num_attention_heads=4, intermediate_size=2 * d["hidden"],
+                           max_position_embeddings=d["seq"], bos_token_id=0, eos_token_id=0)
+    ids = _tokens(d["batch"], d["seq"])
+    return tf.GPTNeoXForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def gemma2(tf, d):
+    cfg = tf.Gemma2Config(vocab_size=VOCAB, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=d["hidden"] // 4,
+                          intermediate_size=2 * d["hidden"], sliding_window=d["seq"] // 4,
+                          max_position_embeddings=d["seq"])
+    ids = _tokens(d["batch"], d["seq"])
+    return tf.Gemma2ForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def qwen2_moe(tf, d):
+    cfg = tf.Qwen2MoeConfig(vocab_size=VOCAB, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
+                            num_attention_heads=4, num_key_value_heads=2, intermediate_size=2 * d["hidden"],
+                            moe_intermediate_size=d["hidden"] // 2, shared_expert_intermediate_size=d["hidden"],
+                            num_experts=4, num_experts_per_tok=2, max_position_embeddings=d["seq"])
+    ids = _tokens(d["batch"], d["seq"])
+    return tf.Qwen2MoeForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def whisper(tf, d):
+    cfg = tf.WhisperConfig(vocab_size=VOCAB, d_model=d["hidden"], encoder_layers=d["layers"] // 2,
+                           decoder_layers=d["layers"] // 2, encoder_attention_heads=4, decoder_attention_heads=4,
+                           encoder_ffn_dim=2 * d["hidden"], decoder_ffn_dim=2 * d["hidden"], num_mel_bins=16,
+                           max_source_positions=d["seq"], max_target_positions=d["seq"],
+                           decoder_start_token_id=1, pad_token_id=0)
+    frames = torch.randn(d["batch"], 16, 2 * d["seq"], generator=torch.Generator().manual_seed(SEED + 1))
+    return tf.WhisperForConditionalGeneration(cfg), {"input_features": frames,
+                                                     "labels": _tokens(d["batch"], d["seq"] // 4)}
+
+
+def wav2vec2(tf, d):
+    cfg = tf.Wav2Vec2Config(hidden_size=d["hidden"], num_hidden_layers=d["layers"] // 2, num_attention_heads=4,
+                            intermediate_size=2 * d["hidden"], conv_dim=(32, 32), conv_stride=(5, 2),
+                            conv_kernel=(10, 3), num_labels=3, num_conv_pos_embeddings=16,
+                            num_conv_pos_embedding_groups=4, hidden_dropout=0.0, activation_dropout=0.0,
+                            attention_dropout=0.0, final_dropout=0.0, layerdrop=0.0, mask_time_prob=0.0)
+    audio = torch.randn(d["batch"], 50 * d["seq"], generator=torch.Generator().manual_seed(SEED + 1))
+    return tf.Wav2Vec2ForSequenceClassification(cfg), {"input_values": audio,
+                                                       "labels": torch.arange(d["batch"]) % 3}
+
+
+def swin(tf, d):
+    cfg = tf.SwinConfig(image_size=d["image"], patch_size=4, embed_dim=d["hidden"] // 4, depths=[1, 1],
+                        num_heads=[2, 4], window_size=4, num_labels=10, drop_path_rate=0.0,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return tf.SwinForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
+                                                "labels": torch.arange(d["images"]) % 10}
+
+
+def convnext(tf, d):
+    width = d["hidden"] // 4
+    cfg = tf.ConvNextConfig(num_stages=2, hidden_sizes=[width, 2 * width], depths=[1, d["layers"] // 2],
+                            num_labels=10, drop_path_rate=0.0)
+    return tf.ConvNextForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
+                                                    "labels": torch.arange(d["images"]) % 10}
+
+
+# The six the GPU benchmark's zoo section times, then the rest: other
+# attention shapes (sliding window, windowed vision attention), a second MoE,
+# speech (1-D convolutions, group norm, an encoder-decoder over features).
+TIMED = (bert, t5, llama, mixtral, vit, resnet)
+MODELS = {f.__name__: f for f in TIMED + (gpt_neox, gemma2, qwen2_moe, whisper, wav2vec2, swin, convnext)}
 
 
 def build(name: str, size: str = "test"):
