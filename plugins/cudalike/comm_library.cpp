@@ -44,18 +44,12 @@ bool open_comm(CommLibrary* lib, std::string* why) {
 bool has_comm_library() { return vendor().comm.sonames != nullptr && vendor().comm_prefix != nullptr; }
 
 const CommLibrary* load_comm_library(const char* fn, flagos_status_t* status) {
-  const CommLibrary* lib = comm_library().load([](CommLibrary* l, std::string* why) {
+  const std::string what = std::string("the ") + vendor().display + " communicator library";
+  return comm_library().load(fn, what, [](CommLibrary* l, std::string* why) {
     if (has_comm_library()) return open_comm(l, why);
     *why = "the vendor table names no communicator library";
     return false;
-  });
-  if (lib != nullptr) {
-    *status = FLAGOS_SUCCESS;
-    return lib;
-  }
-  *status = fail(FLAGOS_ERROR_RUNTIME_UNAVAILABLE, "%s: the %s communicator library is unavailable: %s", fn,
-                 vendor().display, comm_library().why().c_str());
-  return nullptr;
+  }, status);
 }
 
 const CommLibrary* loaded_comm_library() { return comm_library().loaded(); }

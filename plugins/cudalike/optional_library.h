@@ -7,7 +7,9 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <utility>
 
+#include "flagos/kit/last_error.hpp"
 #include "flagos/kit/runtime_library.hpp"
 
 namespace flagos_cudalike {
@@ -26,6 +28,16 @@ class OptionalLibrary {
       if (open(&lib_, &why_)) loaded_.store(&lib_, std::memory_order_release);
     });
     return loaded();
+  }
+  // load(), for an entry point: SUCCESS in *status, or RUNTIME_UNAVAILABLE
+  // with "<fn>: <what> is unavailable: <why>" as the last error and nullptr.
+  template <class Open>
+  const Lib* load(const char* fn, const std::string& what, Open&& open, flagos_status_t* status) {
+    const Lib* lib = load(std::forward<Open>(open));
+    *status = lib != nullptr ? FLAGOS_SUCCESS
+                             : flagos::kit::fail(FLAGOS_ERROR_RUNTIME_UNAVAILABLE, "%s: %s is unavailable: %s",
+                                                 fn, what.c_str(), why_.c_str());
+    return lib;
   }
   // The library if an earlier load() succeeded, else nullptr. Never opens it.
   const Lib* loaded() const { return loaded_.load(std::memory_order_acquire); }

@@ -84,21 +84,15 @@ bool trace_on() {
 bool has_tracer_library() { return vendor().tracer.sonames != nullptr && vendor().tracer_prefix != nullptr; }
 
 const TracerLibrary* load_tracer_library(const char* fn, flagos_status_t* status) {
-  const TracerLibrary* lib = tracer_library().load([](TracerLibrary* l, std::string* why) {
+  const std::string what = std::string("the ") + vendor().display + " activity tracer";
+  return tracer_library().load(fn, what, [](TracerLibrary* l, std::string* why) {
     const bool ok = has_tracer_library() ? open_tracer(l, why) : false;
     if (!has_tracer_library()) *why = "the vendor table names no activity tracer";
     if (trace_on())
       std::fprintf(stderr, "[flagos] %s tracer: %s\n", vendor().name,
                    ok ? (l->path + " (" + l->found_by + ")").c_str() : why->c_str());
     return ok;
-  });
-  if (lib != nullptr) {
-    *status = FLAGOS_SUCCESS;
-    return lib;
-  }
-  *status = fail(FLAGOS_ERROR_RUNTIME_UNAVAILABLE, "%s: the %s activity tracer is unavailable: %s", fn,
-                 vendor().display, tracer_library().why().c_str());
-  return nullptr;
+  }, status);
 }
 
 const TracerLibrary* loaded_tracer_library() { return tracer_library().loaded(); }
