@@ -36,6 +36,7 @@ inline int32_t kind(const void* r) { return read<int32_t>(r, 0); }
 
 // What every stream activity has, at its kind's offsets.
 struct Span {
+  int kind = 0;  // kMemcpy, kMemset or kConcurrentKernel
   uint64_t start = 0, end = 0, bytes = 0;
   uint32_t device = 0, stream = 0, correlation = 0;
   int copy_kind = 0;           // CUpti_ActivityMemcpyKind, MEMCPY only
@@ -44,7 +45,8 @@ struct Span {
 
 // Fills `s` from a MEMCPY, MEMSET or CONCURRENT_KERNEL record; false for others.
 inline bool span(const void* r, Span* s) {
-  switch (kind(r)) {
+  s->kind = kind(r);
+  switch (s->kind) {
     case kMemcpy:  // kind, copyKind u8 @4, bytes @8, start @16, end @24, device @32, stream @40, correlation @44
       s->copy_kind = read<uint8_t>(r, 4);
       [[fallthrough]];

@@ -22,10 +22,10 @@
 struct flagos_profiler_s {
   uint64_t max_records = 0;
   bool started = false;
-  // Filled by the buffer callback while this profiler is the active one.
-  std::vector<flagos_cudalike::activity::Span> spans;
-  std::vector<std::string> kernel_names;  // spans[i].name points into nothing; index by kernel_of
-  std::vector<int64_t> kernel_of;         // per span: index into kernel_names, or -1
+  // Filled by the buffer callback while this profiler is the active one:
+  // each span with its kernel's demangled name (the tracer's own string is
+  // not kept), "" for copies and memsets.
+  std::vector<std::pair<flagos_cudalike::activity::Span, std::string>> spans;
   std::unordered_map<uint32_t, uint64_t> external;  // tracer correlation -> the core's id
   uint64_t dropped = 0;
   // What the last collect handed over (the ABI keeps it valid until the next).
@@ -96,14 +96,9 @@ void buffer_completed(void*, uint32_t, uint8_t* buffer, size_t, size_t valid) {
           ++p->dropped;
           continue;
         }
-        int64_t name_index = -1;
-        if (span.name != nullptr) {
-          name_index = static_cast<int64_t>(p->kernel_names.size());
-          p->kernel_names.push_back(demangled(span.name));
-          span.name = nullptr;  // the tracer's storage; the copy above is kept
-        }
-        p->spans.push_back(span);
-        p->kernel_of.push_back(name_index);
+        std::string name = span.name != nullptr ? demangled(span.name) : std::string();
+        span.name = nullptr;  // the tracer's storage
+        p->spans.emplace_back(span, std::move(name));
       }
     }
   }
@@ -208,8 +203,6 @@ flagos_status_t tracer_start(const char* fn, flagos_profiler_t p, uint32_t flags
     }
   }
   p->spans.clear();
-  p->kernel_names.clear();
-  p->kernel_of.clear();
   p->external.clear();
   p->dropped = 0;
   s.gone.clear();
@@ -251,8 +244,7 @@ flagos_status_t tracer_collect(const char* fn, flagos_profiler_t p, const flagos
   std::lock_guard<std::mutex> lock(s.mutex);
   p->handed.clear();
   p->handed_names.clear();
-  for (size_t i = 0; i < p->spans.size(); ++i) {
-    const activity::Span& span = p->spans[i];
+  for (const auto& [span, kernel] : p->spans) {
     // Work on streams that are not this plugin's (native CUDA work of the
     // same process, a library's private stream) is not flagos activity.
     auto it = ids.find({static_cast<int32_t>(span.device), span.stream});
@@ -265,13 +257,12 @@ flagos_status_t tracer_collect(const char* fn, flagos_profiler_t p, const flagos
     r.correlation_id = ext != p->external.end() ? ext->second : 0;
     r.begin_ns = static_cast<int64_t>(span.start);
     r.end_ns = static_cast<int64_t>(span.end < span.start ? span.start : span.end);
-    r.bytes = static_cast<int64_t>(span.bytes);
+    r.bytes = static_cast<int64_t>(span.bytes);  // 0 for kernels
     r.copy_kind = -1;
-    if (p->kernel_of[i] >= 0) {
+    if (span.kind == activity::kConcurrentKernel) {
       r.kind = FLAGOS_ACTIVITY_KERNEL;
-      p->handed_names.push_back(p->kernel_names[static_cast<size_t>(p->kernel_of[i])]);
-      r.bytes = 0;
-    } else if (span.copy_kind != 0) {
+      p->handed_names.push_back(kernel);
+    } else if (span.kind == activity::kMemcpy) {
       r.kind = FLAGOS_ACTIVITY_MEMCPY;
       r.copy_kind = copy_kind(span.copy_kind);
       p->handed_names.push_back("memcpy_async");
@@ -287,8 +278,6 @@ flagos_status_t tracer_collect(const char* fn, flagos_profiler_t p, const flagos
   if (lib->dropped_records != nullptr && lib->dropped_records(nullptr, 0, &tracer_lost) == kTracerSuccess)
     lost += tracer_lost;
   p->spans.clear();
-  p->kernel_names.clear();
-  p->kernel_of.clear();
   p->dropped = 0;
   *records = p->handed.empty() ? nullptr : p->handed.data();
   *count = p->handed.size();
