@@ -34,7 +34,10 @@ bool histc(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }  // namespace
 
 bool run_in_wider_dtype(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  if (op.schema().name() == "aten::histc") return histc(op, stack);
+  // Handle comparisons, not names: every call of the cpu routes passes here.
+  static const c10::OperatorHandle histc_op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::histc", "");
+  static const c10::OperatorHandle histc_out = c10::Dispatcher::singleton().findSchemaOrThrow("aten::histc", "out");
+  if (op == histc_op || op == histc_out) return histc(op, stack);
   return false;
 }
 
