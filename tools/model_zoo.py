@@ -33,6 +33,12 @@ def _tokens(batch: int, length: int) -> torch.Tensor:
     return torch.randint(0, VOCAB, (batch, length), generator=torch.Generator().manual_seed(SEED + 1))
 
 
+def _language(model, d: dict):
+    """`model` with a batch of tokens that are also its labels (masked or causal LM)."""
+    ids = _tokens(d["batch"], d["seq"])
+    return model, {"input_ids": ids, "labels": ids}
+
+
 def _pixels(batch: int, size: int) -> torch.Tensor:
     return torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(SEED + 1))
 
@@ -41,8 +47,7 @@ def bert(tf, d):
     cfg = tf.BertConfig(vocab_size=VOCAB, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
                         num_attention_heads=4, intermediate_size=2 * d["hidden"],
                         max_position_embeddings=d["seq"], hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    ids = _tokens(d["batch"], d["seq"])
-    return tf.BertForMaskedLM(cfg), {"input_ids": ids, "labels": ids}
+    return _language(tf.BertForMaskedLM(cfg), d)
 
 
 def t5(tf, d):
@@ -57,16 +62,14 @@ def llama(tf, d):
     cfg = tf.LlamaConfig(vocab_size=VOCAB, hidden_size=d["hidden"], intermediate_size=2 * d["hidden"],
                          num_hidden_layers=d["layers"], num_attention_heads=4, num_key_value_heads=2,
                          max_position_embeddings=d["seq"])
-    ids = _tokens(d["batch"], d["seq"])
-    return tf.LlamaForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+    return _language(tf.LlamaForCausalLM(cfg), d)
 
 
 def mixtral(tf, d):
     cfg = tf.MixtralConfig(vocab_size=VOCAB, hidden_size=d["hidden"], intermediate_size=3 * d["hidden"] // 2,
                            num_hidden_layers=d["layers"], num_attention_heads=4, num_key_value_heads=2,
                            num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=d["seq"])
-    ids = _tokens(d["batch"], d["seq"])
-    return tf.MixtralForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+    return _language(tf.MixtralForCausalLM(cfg), d)
 
 
 def vit(tf, d):
@@ -89,8 +92,7 @@ def gpt_neox(tf, d):
     cfg = tf.GPTNeoXConfig(vocab_size=VOCAB, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
                            num_attention_heads=4, intermediate_size=2 * d["hidden"],
                            max_position_embeddings=d["seq"], bos_token_id=0, eos_token_id=0)
-    ids = _tokens(d["batch"], d["seq"])
-    return tf.GPTNeoXForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+    return _language(tf.GPTNeoXForCausalLM(cfg), d)
 
 
 def gemma2(tf, d):
@@ -98,8 +100,7 @@ def gemma2(tf, d):
                           num_attention_heads=4, num_key_value_heads=2, head_dim=d["hidden"] // 4,
                           intermediate_size=2 * d["hidden"], sliding_window=d["seq"] // 4,
                           max_position_embeddings=d["seq"])
-    ids = _tokens(d["batch"], d["seq"])
-    return tf.Gemma2ForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+    return _language(tf.Gemma2ForCausalLM(cfg), d)
 
 
 def qwen2_moe(tf, d):
@@ -107,8 +108,7 @@ def qwen2_moe(tf, d):
                             num_attention_heads=4, num_key_value_heads=2, intermediate_size=2 * d["hidden"],
                             moe_intermediate_size=d["hidden"] // 2, shared_expert_intermediate_size=d["hidden"],
                             num_experts=4, num_experts_per_tok=2, max_position_embeddings=d["seq"])
-    ids = _tokens(d["batch"], d["seq"])
-    return tf.Qwen2MoeForCausalLM(cfg), {"input_ids": ids, "labels": ids}
+    return _language(tf.Qwen2MoeForCausalLM(cfg), d)
 
 
 def whisper(tf, d):
