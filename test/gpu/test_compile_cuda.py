@@ -96,6 +96,25 @@ def test_max_autotune_compiles_a_matmul(full_fp32):
     torch.testing.assert_close(f(a.to("flagos"), b.to("flagos")).cpu(), torch.relu(a @ b), rtol=1e-4, atol=1e-4)
 
 
+def test_pad_mm_times_an_unaligned_linear_with_bias(monkeypatch):
+    """Inductor's pad_mm pass times an unaligned matmul padded and not before
+    choosing; on flagos an addmm (a Linear with a bias) takes that timing too
+    and compiles to what eager computes."""
+    from torch._inductor.fx_passes import pad_mm
+
+    timed = []
+    monkeypatch.setattr(pad_mm, "get_cached_should_pad", lambda key: None)  # time it even if a run before did
+    monkeypatch.setattr(pad_mm, "set_cached_should_pad", lambda key, value: timed.append(value))
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(1001, 1003).half().to("flagos")
+    x = torch.randn(4097, 1001, dtype=torch.half, device="flagos")
+    with torch.no_grad():
+        out = torch.compile(lin)(x)
+        ref = lin(x)
+    assert timed, "pad_mm did not time the addmm"
+    torch.testing.assert_close(out.cpu(), ref.cpu(), rtol=2e-2, atol=2e-2)
+
+
 def test_reduce_overhead_mode_runs_and_matches():
     # Inductor's CUDA-graph trees are torch.cuda's own: on flagos the mode
     # compiles and runs without them (docs/compile.md).

@@ -106,6 +106,19 @@ def _pad_matmuls_like_cuda() -> None:
     check_device._flagos = True
     pad_mm.check_device = check_device
 
+    # The pass's timing of a padded addmm realizes the bias only for CUDA and
+    # XPU tensors (input.is_cuda) and calls addmm without one otherwise: on
+    # flagos the decision times the matmul alone, as for mm (the bias add is
+    # the same work padded or not).
+    should_pad = pad_mm._should_pad
+
+    def _should_pad(match, mat1, mat2, op, input=None):
+        if op is torch.ops.aten.addmm and mat1.device.type == "flagos":
+            return should_pad(match, mat1, mat2, torch.ops.aten.mm, None)
+        return should_pad(match, mat1, mat2, op, input)
+
+    pad_mm._should_pad = _should_pad
+
 
 def _tune_templates_like_cuda() -> None:
     """Inductor picks its Triton templates' block sizes by device type: the
