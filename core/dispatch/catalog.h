@@ -20,6 +20,8 @@ struct CatalogOptions {
   // FlagGems' operator list (confs/flaggems_ops.txt): what the flaggems
   // family implements when its Python layer is not available here.
   std::vector<std::string> flaggems_ops;
+  bool flaggems_cpp_enabled = false;  // FlagGems' C++ runtime is loaded (torch_fl._flaggems_cpp)
+  std::string flaggems_cpp_off_reason;  // why not, when !flaggems_cpp_enabled
   bool tileops_enabled = false;    // the tileops Python layer is registered
   std::string tileops_off_reason;  // why not, when !tileops_enabled
   // What the tileops route implements (torch_fl.tileops.table), loaded or not.

@@ -23,6 +23,7 @@ RouteKernel::RouteKernel(const c10::OperatorHandle& op, routing::Route route,
                         device::device_count() > 0 &&
                         device::has_capability(0, FLAGOS_CAP_CUDA_ABI)),
       provider_(&provider(route_.kind)),
+      callee_(provider_->callee(op, route_.op)),
       next_provider_(&provider(next)) {}
 
 void RouteKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,

@@ -36,6 +36,7 @@ class RouteKernel final : public c10::OperatorKernel {
   const std::optional<routes::NativeKernel>& native() const { return native_; }
   const routes::BoxingPlan& plan() const { return plan_; }
   bool python_on_cuda() const { return python_on_cuda_; }
+  const std::optional<c10::OperatorHandle>& callee() const { return callee_; }
   void run_next(const c10::OperatorHandle& op, torch::jit::Stack* stack) const;
 
  private:
@@ -45,6 +46,7 @@ class RouteKernel final : public c10::OperatorKernel {
   routes::BoxingPlan plan_;
   bool python_on_cuda_;
   const RouteProvider* provider_;
+  std::optional<c10::OperatorHandle> callee_;
   const RouteProvider* next_provider_;
   std::atomic<bool> logged_{false};
 };

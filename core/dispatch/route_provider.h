@@ -40,6 +40,13 @@ class RouteProvider {
   // hands it on with kernel.run_next(). Called per operator call: no lookups.
   virtual void run(const RouteKernel& kernel, const c10::OperatorHandle& op, torch::jit::Stack* stack) const = 0;
 
+  // The operator a call of `op` (`name` as confs spell it) runs instead,
+  // where the kind's kernels are another library's operators; resolved once
+  // per route (RouteKernel::callee).
+  virtual std::optional<c10::OperatorHandle> callee(const c10::OperatorHandle& op, const std::string& name) const {
+    return std::nullopt;
+  }
+
   // An unboxed kernel for `route`, where the kind has one for its operator
   // (boxing's hottest operators); else the installer registers a RouteKernel.
   virtual std::optional<torch::CppFunction> typed_kernel(const routing::Route& route,

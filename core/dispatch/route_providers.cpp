@@ -11,6 +11,7 @@
 #include "dispatch/route_provider.h"
 #include "error.h"
 #include "routes/boxing.h"
+#include "routes/flaggems_cpp.h"
 #include "routes/host_allocation.h"
 #include "routes/native.h"
 #include "routes/python_route.h"
@@ -141,24 +142,42 @@ class PythonImpls final : public RouteProvider {
   Ops ops_;
 };
 
-// flaggems_cpp: named by the design, no wrapper compiled yet, so every route
-// to it is demoted at install and run() is never reached.
-class NotCompiled final : public RouteProvider {
+// flaggems_cpp: FlagGems' C++ operators (flag_gems::<name>,
+// routes/flaggems_cpp.h) on the plugin's stock boxing target, zero-copy and
+// with no Python per call. torch_fl._flaggems_cpp loads FlagGems' runtime
+// and says why not when it cannot.
+class FlagGemsCpp final : public RouteProvider {
  public:
-  NotCompiled(RouteKind kind, const char* why) : kind_(kind), why_(why) {}
-  RouteKind kind() const override { return kind_; }
-  std::string unavailable_reason(const CatalogOptions&) const override { return why_; }
-  bool implements(const c10::OperatorHandle&, const std::string&, const CatalogOptions&) const override {
-    return false;
+  RouteKind kind() const override { return RouteKind::FlagGemsCpp; }
+  std::string unavailable_reason(const CatalogOptions& options) const override {
+    if (!options.flaggems_cpp_enabled) return options.flaggems_cpp_off_reason;
+    if (!has_device()) return plugin_name() + " has no device";
+    if (!routes::stock_target(0))
+      return plugin_name() + " has no stock kernels to run FlagGems' on (neither CUDA-ABI memory under a CUDA "
+             "torch nor host-addressable memory)";
+    return "";
   }
-  void run(const RouteKernel&, const c10::OperatorHandle& op, torch::jit::Stack*) const override {
-    throw Error("route " + std::string(routing::name(kind_)) + " cannot serve " +
-                c10::toString(op.schema().operator_name()) + " here: " + why_);
+  bool implements(const c10::OperatorHandle& h, const std::string& name, const CatalogOptions&) const override {
+    return callee(h, name).has_value();
+  }
+  std::optional<c10::OperatorHandle> callee(const c10::OperatorHandle& op, const std::string& name) const override {
+    const auto target = has_device() ? routes::stock_target(0) : std::nullopt;
+    return target ? routes::flaggems_cpp_operator(op, name, key(*target)) : std::nullopt;
+  }
+  void run(const RouteKernel& k, const c10::OperatorHandle&, torch::jit::Stack* stack) const override {
+    const routes::BoxingTarget target = *routes::stock_target(0);
+    routes::run_boxed(target, k.plan(), stack, [&](torch::jit::Stack* s) {
+      k.callee()->redispatchBoxed(c10::DispatchKeySet(key(target)), s);
+    });
+  }
+  void prepare() const override {
+    if (has_device() && routes::stock_target(0) == routes::BoxingTarget::Cpu) routes::install_cpu_allocator_redirect();
   }
 
  private:
-  RouteKind kind_;
-  std::string why_;
+  static DispatchKey key(routes::BoxingTarget target) {
+    return target == routes::BoxingTarget::Cpu ? DispatchKey::CPU : DispatchKey::CUDA;
+  }
 };
 
 // cpu_fallback: operands copied to the host, the CPU kernel, results back.
@@ -195,9 +214,7 @@ const std::array<const RouteProvider*, routing::kRouteKindCount>& table() {
       new Boxing(routes::BoxingTarget::Cuda),
       new PythonImpls(RouteKind::FlagGems, &CatalogOptions::flaggems_enabled,
                       &CatalogOptions::flaggems_off_reason, &CatalogOptions::flaggems_ops),
-      new NotCompiled(RouteKind::FlagGemsCpp,
-                      "this build compiled no flaggems_cpp kernels (the FlagGems C++ wrapper is not "
-                      "implemented in this torch_fl core)"),
+      new FlagGemsCpp,
       new PythonImpls(RouteKind::TileOps, &CatalogOptions::tileops_enabled,
                       &CatalogOptions::tileops_off_reason, &CatalogOptions::tileops_ops),
       new CpuFallback,

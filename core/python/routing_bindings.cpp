@@ -139,6 +139,8 @@ dispatch::CatalogOptions catalog_options(const py::dict& d) {
   o.flaggems_off_reason = d["flaggems_off_reason"].cast<std::string>();
   o.boxing_compiled = d["boxing_compiled"].cast<bool>();
   o.flaggems_ops = d["flaggems_ops"].cast<std::vector<std::string>>();
+  o.flaggems_cpp_enabled = d["flaggems_cpp_enabled"].cast<bool>();
+  o.flaggems_cpp_off_reason = d["flaggems_cpp_off_reason"].cast<std::string>();
   o.tileops_enabled = d["tileops_enabled"].cast<bool>();
   o.tileops_off_reason = d["tileops_off_reason"].cast<std::string>();
   o.tileops_ops = d["tileops_ops"].cast<std::vector<std::string>>();

@@ -48,7 +48,7 @@ import sys
 
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
-from torch_fl import _C, _autograd, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _routing, _vendor, distributed, tileops
+from torch_fl import _C, _autograd, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _flaggems_cpp, _routing, _vendor, distributed, tileops
 from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, _platform_env, compat
 from torch_fl import multiprocessing as _multiprocessing
 from torch_fl import compile as _compile
@@ -145,6 +145,7 @@ def _initialize() -> None:
     _compile.check_flagtree(plugin["name"])
     _platform_env.fill(plugin["name"])  # before FlagGems imports the vendor's Triton
     _flaggems.load()
+    _flaggems_cpp.load()
     tileops.load()
     _check_forced_backend()
     _routing.install()  # the core resolves the whole conf before registering a kernel

@@ -19,7 +19,7 @@ from importlib import metadata
 import torch
 
 import torch_fl
-from torch_fl import _C, _env, _flaggems, _plugins, _routing, _stderr_lines, tileops
+from torch_fl import _C, _env, _flaggems, _flaggems_cpp, _plugins, _routing, _stderr_lines, tileops
 from torch_fl.compile import _environment as _compile_env
 
 ERROR, WARNING = "error", "warning"
@@ -151,6 +151,7 @@ def _companions() -> dict:
     triton["flagtree"] = triton["importable"] and _compile_env.is_flagtree(
         _compile_env.triton_distributions(), triton["version"] or "")
     out["FlagGems"]["route"] = _flaggems.status()
+    out["FlagGems"]["cpp_route"] = _flaggems_cpp.status()
     out["TileOps"]["route"] = tileops.status()
     return out
 
@@ -213,6 +214,8 @@ def _plugin_lines(section: dict) -> list[tuple[str, str]]:
 
 def _companion_text(label: str, c: dict) -> str:
     route = f"; its route: {c['route']}" if "route" in c else ""
+    if "cpp_route" in c:
+        route += f"; its C++ route: {c['cpp_route']}"
     if not c["importable"]:
         return f"{label}: not installed{route}"
     text = f"{label} {c['version'] or '(version unknown)'}"

@@ -75,7 +75,7 @@ def flaggems_unavailable_reason() -> str:
 
 def catalog_options() -> dict:
     """What the core's route catalog needs to know about this build and process."""
-    from torch_fl import tileops
+    from torch_fl import _flaggems_cpp, tileops
 
     reason = flaggems_unavailable_reason()
     tileops_reason = tileops.unavailable_reason()
@@ -85,6 +85,8 @@ def catalog_options() -> dict:
         "flaggems_off_reason": reason,
         "boxing_compiled": bool(_build_config_reader.record().get("KERNELS", {}).get("boxing", False)),
         "flaggems_ops": _flaggems_ops(),
+        "flaggems_cpp_enabled": _flaggems_cpp.loaded(),
+        "flaggems_cpp_off_reason": "" if _flaggems_cpp.loaded() else _flaggems_cpp.status(),
         "tileops_enabled": not tileops_reason,
         "tileops_off_reason": tileops_reason,
         "tileops_ops": tileops.ops(),
@@ -192,6 +194,10 @@ def check_conf(path: str) -> tuple[list[dict], list[str]]:
         from torch_fl import _flaggems
 
         _flaggems.load(force=True)  # the conf in use may not have needed it
+    if "flaggems_cpp" in conf_route_kinds(path):
+        from torch_fl import _flaggems_cpp
+
+        _flaggems_cpp.load(force=True)
     if "tileops" in conf_route_kinds(path):
         from torch_fl import tileops
 

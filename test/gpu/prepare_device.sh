@@ -10,6 +10,13 @@
 #                      imports) unpacked into one tree and xz-packed: the
 #                      wheels are 85 MB, the tree without TileLang's AMD
 #                      kernels and z3's duplicate library packs to 44 MB
+#   .device/flaggems_cpp/sources.tar.xz
+#                      the sources test/gpu/flaggems_cpp.sh builds FlagGems'
+#                      C++ runtime from (no flag-gems distribution ships it):
+#                      FlagGems at the wheel's tag, libtriton_jit, fmt and
+#                      nlohmann/json at the revisions FlagGems' build fetches;
+#                      GIT_BASE (default https://github.com) is where they
+#                      are cloned from
 # (FlagGems' autotuning for the GPU tests' shapes is tracked instead, as
 # test/gpu/flaggems_cache.tgz.) Run it once in a fresh checkout, on a machine
 # with network, before copying the tree to the GPU host:
@@ -47,5 +54,24 @@ ln -sf libz3.so "$TL/site/z3/lib/libz3.so.4.15"
 tar -cJf "$DEST/tileops/site.tar.xz" -C "$TL/site" .
 rm -rf "$TL"
 
-ls "$DEST/wheels" "$DEST/tileops"
+# FlagGems' C++ runtime: only what its CMake build reads.
+FG="$(mktemp -d)"
+GIT_BASE=${GIT_BASE:-https://github.com}
+source_at() {  # NAME REPO REVISION PATH...
+  local name=$1 repo=$2 rev=$3; shift 3
+  git clone -q --bare "$GIT_BASE/$repo" "$FG/$name.git"
+  mkdir -p "$FG/src/$name"
+  git -C "$FG/$name.git" archive "$rev" "$@" | tar -x -C "$FG/src/$name"
+}
+source_at FlagGems flagos-ai/FlagGems v5.0.2 CMakeLists.txt cmake include lib src/flag_gems/csrc \
+  src/flag_gems/__init__.py triton_src
+source_at libtriton_jit flagos-ai/libtriton_jit 5c45d228ef5e701b7e69b83bc9c2f20d2f0f84aa CMakeLists.txt cmake \
+  include src scripts
+source_at fmt fmtlib/fmt 10.2.1 CMakeLists.txt README.md ChangeLog.md LICENSE include src support
+source_at json nlohmann/json v3.11.3 CMakeLists.txt cmake include single_include LICENSE.MIT
+mkdir -p "$DEST/flaggems_cpp"
+tar -cJf "$DEST/flaggems_cpp/sources.tar.xz" -C "$FG/src" .
+rm -rf "$FG"
+
+ls "$DEST/wheels" "$DEST/tileops" "$DEST/flaggems_cpp"
 du -sh "$DEST"

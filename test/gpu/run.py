@@ -65,6 +65,9 @@ about how long they take on a 16-core H200 host:
                                              (tileops_tests.txt) and python -m tools.bench.tileops
                                              (-> bench_tileops.{md,json}), with .device/tileops'
                                              stack on PYTHONPATH (2 to 4 min, compiles included)
+  flaggems-cpp    540  flaggems_cpp.txt      FlagGems' C++ runtime built into build/flaggems_cpp
+                                             (test/gpu/flaggems_cpp.sh, 2 min, once), then
+                                             python -m tools.bench.flaggems_cpp (1 min)
   flaggems-tests  570  flaggems_tests.txt    pytest test/gpu/test_flaggems_route.py (over 7 min
                                              where FlagGems autotunes its matmuls afresh)
   flaggems-layouts 180 flaggems_layouts.md   python -m tools.dev.flaggems_layouts: operand
@@ -76,7 +79,7 @@ about how long they take on a 16-core H200 host:
 The stages from confs-install to flaggems-layouts need cuda-build; cpu-suite
 and confs-regen need cpu-build. Groups: `all`; `suites` (torch-suite and
 opinfo side by side: 16 host cores, one GPU); `cpu` (cpu-build cpu-suite
-confs-regen); `flaggems` (flaggems-layouts flaggems-tests flaggems-cache);
+confs-regen); `flaggems` (flaggems-cpp flaggems-layouts flaggems-tests flaggems-cache);
 `profiles` (host-profile op-cost perf route-cost). A whole run takes about
 half an hour.
 
@@ -559,7 +562,7 @@ def stage_cuda_build(run: StageRun):
         run.out.joinpath("wheels.txt").write_text("")
         install_wheels(run)
     rc = pip_build(run, "cuda_build.txt", {
-        "FLAGOS_ACCELERATOR": "cuda", "FLAGOS_BUILD_BOXING": "1", "FLAGOS_BUILD_FLAGGEMS_CPP": "0",
+        "FLAGOS_ACCELERATOR": "cuda", "FLAGOS_BUILD_BOXING": "1", "FLAGOS_BUILD_FLAGGEMS_CPP": "1",
         "FLAGOS_BUILD_TILEOPS": "1",
         "CMAKE_ARGS": f"-DTOMLPP_INCLUDE_DIR={ROOT}/.device/include"})
     if rc:
@@ -752,6 +755,23 @@ def stage_tileops(run: StageRun):
     return rc
 
 
+@stage("flaggems-cpp", 540, "flaggems_cpp.txt", needs="cuda-build")
+def stage_flaggems_cpp(run: StageRun):
+    """FlagGems' C++ runtime built from source (test/gpu/flaggems_cpp.sh),
+    then the flaggems_cpp route against the flaggems route."""
+    run.out.joinpath("flaggems_cpp.txt").write_text("")
+    prefix = ROOT / "build" / "flaggems_cpp"
+    if not (prefix / "flaggems_version.txt").exists():
+        rc = run.sh(["bash", str(ROOT / "test" / "gpu" / "flaggems_cpp.sh"), str(prefix)], out="flaggems_cpp.txt",
+                    append=True, env={"GPU_PYTHON": PY}).rc
+        if rc:
+            return rc
+    source = run.quiet([PY, "-c", "import flag_gems, os; print(os.path.dirname(flag_gems.__file__))"]).text.strip()
+    env = {"FLAGGEMS_DIR": str(prefix / "lib" / "cmake" / "FlagGems"), "FLAGGEMS_SOURCE_DIR": source}
+    return run.sh([PY, "-m", "tools.bench.flaggems_cpp", "--md", run.out / "bench_flaggems_cpp.md",
+                   "--json", run.out / "bench_flaggems_cpp.json"], out="flaggems_cpp.txt", append=True, env=env).rc
+
+
 @stage("flaggems-tests", FLAGGEMS_LIMIT, "flaggems_tests.txt", needs="cuda-build")
 def stage_flaggems_tests(run: StageRun):
     k = os.environ.get("GPU_FLAGGEMS_K")
@@ -791,7 +811,7 @@ def stage_flaggems_cache(run: StageRun):
 
 GROUPS = {
     "cpu": ["cpu-build", "cpu-suite", "confs-regen"],
-    "flaggems": ["flaggems-layouts", "flaggems-tests", "flaggems-cache"],
+    "flaggems": ["flaggems-cpp", "flaggems-layouts", "flaggems-tests", "flaggems-cache"],
     "profiles": ["host-profile", "op-cost", "perf", "route-cost"],
 }
 SIDE_BY_SIDE = {"suites": ["torch-suite", "opinfo"]}

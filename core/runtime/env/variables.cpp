@@ -54,9 +54,7 @@ const std::vector<Variable>& variables() {
        "(MetaX's MACA build is the case). Pinned OFF for dcu, musa and bpu, where no "
        "such library exists at all; tsingmicro defaults OFF for the same reason and "
        "does not pin it",
-       "build",
-       "routing"
-       " (FlagGems C++; the build resolves it, enforces the forced value and records it)"},
+       "build", ""},
       {"FLAGOS_BUILD_TILEOPS", Scope::Build, Type::Bool, "1", "ON on cuda, OFF elsewhere", "",
        "Compile the TileOps kernel wrappers, which are TileLang on SM90 NVIDIA parts "
        "only",
