@@ -118,12 +118,14 @@ def _check_devices(plugin: dict) -> None:
 
 
 def _check_forced_backend() -> None:
-    """FLAGOS_FORCE_BACKEND=flaggems where FlagGems cannot run would fail every forced op."""
+    """FLAGOS_FORCE_BACKEND=flaggems where FlagGems cannot run, neither its
+    Python layer nor its C++ runtime, would fail every forced op."""
     if _env.get("FLAGOS_FORCE_BACKEND") != "flaggems":
         return
     reason = _routing.flaggems_unavailable_reason()
-    if reason:
-        raise RuntimeError(f"[flagos] FLAGOS_FORCE_BACKEND=flaggems, but FlagGems cannot run here: {reason}")
+    if reason and not _flaggems_cpp.loaded():
+        raise RuntimeError(f"[flagos] FLAGOS_FORCE_BACKEND=flaggems, but FlagGems cannot run here: {reason}; "
+                           f"its C++ runtime: {_flaggems_cpp.status()}")
 
 
 def _initialize() -> None:

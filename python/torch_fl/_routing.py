@@ -117,7 +117,8 @@ def may_route_to(kind: str) -> bool:
     "tileops"): FLAGOS_FORCE_BACKEND names it, a FLAGOS_OP_<op> routes to it,
     or the conf in use does (the variables read through the registry, as the
     core reads them)."""
-    if str(_env.get("FLAGOS_FORCE_BACKEND") or "").strip().lower() == kind:
+    forced = str(_env.get("FLAGOS_FORCE_BACKEND") or "").strip().lower()
+    if forced == kind or (forced == "flaggems" and kind == "flaggems_cpp"):  # the flaggems family's two kinds
         return True
     overrides = (k for k in os.environ if k.startswith("FLAGOS_OP_") and _env.family_of(k) is not None)
     if any(str(_env.get(k) or "").strip().lower() == kind for k in overrides):

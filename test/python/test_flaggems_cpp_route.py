@@ -125,6 +125,34 @@ def test_a_runtime_that_cannot_serve_demotes_every_route_with_its_reason(runtime
     assert len(lines) == 1 and cause in lines[0], proc.stderr
 
 
+def test_forcing_flaggems_without_its_python_layer_takes_the_cpp_runtime(runtime):
+    """FLAGOS_DISABLE_FLAGGEMS_PY=1 is FlagGems' C++-only mode: FLAGOS_FORCE_BACKEND=flaggems
+    then repins the ops FlagGems' C++ runtime serves onto flaggems_cpp."""
+    if not build_has_flaggems_cpp():
+        pytest.skip("this build did not compile flaggems_cpp")
+    env = {k: v for k, v in runtime.items() if not k.startswith("FLAGOS_OP_")}
+    code = STAND_IN + """
+import json
+a, b = torch.randn(5, 7), torch.randn(7, 3)
+ok = torch.equal(torch.mm(a.to("flagos"), b.to("flagos")).cpu(), torch.mm(a, b))
+routes = {r["op"]: r["route"] for r in torch_fl.routes()}
+try:
+    torch.softmax(a.to("flagos"), 1)
+    softmax = "ran"
+except RuntimeError as exc:
+    softmax = str(exc)
+print(json.dumps({"ok": ok, "calls": calls, "mm": routes["mm"], "_softmax": routes["_softmax"], "softmax": softmax}))
+"""
+    proc = run_python(code, env={**env, "FLAGOS_FORCE_BACKEND": "flaggems", "FLAGOS_DISABLE_FLAGGEMS_PY": "1"},
+                      check=True)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["ok"] and out["calls"]["mm"] == 1 and out["mm"] == "flaggems_cpp"
+    # FlagGems implements _softmax in Python only (its C++ softmax is never
+    # taken): forced, it raises naming the disabled layer, as the spec says.
+    assert out["_softmax"] == "none"
+    assert "FLAGOS_DISABLE_FLAGGEMS_PY=1" in out["softmax"], out["softmax"]
+
+
 def test_doctor_reports_the_route(runtime):
     proc = run_python("", env={**runtime, "FLAGGEMS_SOURCE_DIR": ""}, args=["-m", "torch_fl", "doctor"])
     assert "its C++ route:" in proc.stdout, proc.stdout

@@ -107,13 +107,16 @@ def test_forcing_flaggems_where_flag_gems_cannot_run_fails_the_import(tmp_path):
     (tmp_path / "flag_gems").mkdir()
     (tmp_path / "flag_gems" / "__init__.py").write_text("raise ImportError('no flag_gems here')\n")
     out = retry(FLAGOS_FORCE_BACKEND="FlagGems", PYTHONPATH=str(tmp_path))
-    assert out["errors"][0] == out["errors"][1] == (
+    # Neither its Python layer nor its C++ runtime (flaggems_cpp) can serve.
+    assert out["errors"][0] == out["errors"][1]
+    assert out["errors"][0].startswith(
         "[flagos] FLAGOS_FORCE_BACKEND=flaggems, but FlagGems cannot run here: "
-        "flag_gems is not installed (no flag_gems here)")
+        "flag_gems is not installed (no flag_gems here); its C++ runtime: "), out["errors"][0]
     assert (out["backend"], out["torch_flagos"], out["routes"]) == ("privateuseone", False, False)
-    out = retry(FLAGOS_FORCE_BACKEND="flaggems", FLAGOS_DISABLE_FLAGGEMS_PY="1")
+    out = retry(FLAGOS_FORCE_BACKEND="flaggems", FLAGOS_DISABLE_FLAGGEMS_PY="1", FLAGGEMS_DIR="/nonexistent")
     assert out["errors"][0] == ("[flagos] FLAGOS_FORCE_BACKEND=flaggems, but FlagGems cannot run here: "
-                                "FLAGOS_DISABLE_FLAGGEMS_PY=1 leaves the FlagGems Python layer unregistered")
+                                "FLAGOS_DISABLE_FLAGGEMS_PY=1 leaves the FlagGems Python layer unregistered; "
+                                "its C++ runtime: FLAGGEMS_DIR=/nonexistent holds no FlagGemsConfig.cmake")
 
 
 def test_with_autoload_a_failing_import_fails_import_torch_with_the_cause():
