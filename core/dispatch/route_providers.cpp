@@ -165,16 +165,18 @@ class FlagGemsCpp final : public RouteProvider {
     return target ? routes::flaggems_cpp_operator(op, name, key(*target)) : std::nullopt;
   }
   void run(const RouteKernel& k, const c10::OperatorHandle&, torch::jit::Stack* stack) const override {
-    const routes::BoxingTarget target = *routes::stock_target(0);
-    routes::run_boxed(target, k.plan(), stack, [&](torch::jit::Stack* s) {
-      k.callee()->redispatchBoxed(c10::DispatchKeySet(key(target)), s);
+    routes::run_boxed(target_, k.plan(), stack, [&](torch::jit::Stack* s) {
+      k.callee()->redispatchBoxed(c10::DispatchKeySet(key(target_)), s);
     });
   }
   void prepare() const override {
-    if (has_device() && routes::stock_target(0) == routes::BoxingTarget::Cpu) routes::install_cpu_allocator_redirect();
+    // Only reached when unavailable_reason() found a stock target.
+    target_ = *routes::stock_target(0);
+    if (target_ == routes::BoxingTarget::Cpu) routes::install_cpu_allocator_redirect();
   }
 
  private:
+  mutable routes::BoxingTarget target_ = routes::BoxingTarget::Cuda;  // set by prepare()
   static DispatchKey key(routes::BoxingTarget target) {
     return target == routes::BoxingTarget::Cpu ? DispatchKey::CPU : DispatchKey::CUDA;
   }

@@ -28,6 +28,7 @@ from typing import Optional
 from torch_fl import _build_config_reader, _routing
 
 _status = "not loaded"
+_loaded = False
 VERSION_RECORD = "flaggems_version.txt"
 
 
@@ -87,7 +88,9 @@ def why_not(root: str) -> str:
 
 def load(force: bool = False) -> bool:
     """Loads FlagGems' C++ runtime when a route may need it (or `force`)."""
-    global _status
+    global _status, _loaded
+    if _loaded:
+        return True
     why = _routing.why_not_load("flaggems_cpp", _switch(), force)
     if why:
         _status = why
@@ -108,12 +111,12 @@ def load(force: bool = False) -> bool:
     except OSError as exc:
         _status = f"FlagGems' C++ runtime from {origin} does not load ({exc})"
         return False
-    _status = f"FlagGems' C++ runtime from {origin}"
+    _status, _loaded = f"FlagGems' C++ runtime from {origin}", True
     return True
 
 
 def loaded() -> bool:
-    return _status.startswith("FlagGems' C++ runtime from") and "does not load" not in _status
+    return _loaded
 
 
 def status() -> str:
