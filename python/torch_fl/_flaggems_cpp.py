@@ -108,8 +108,11 @@ def load(force: bool = False) -> bool:
     library = sorted(glob.glob(os.path.join(root, "c_operators*.so")))[0]
     try:
         torch.ops.load_library(library)
-    except OSError as exc:
-        _status = f"FlagGems' C++ runtime from {origin} does not load ({exc})"
+    except (OSError, RuntimeError) as exc:
+        # RuntimeError: a second c_operators registering flag_gems (a flag_gems
+        # of another prefix already loaded its own).
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        _status = f"FlagGems' C++ runtime from {origin} does not load ({first})"
         return False
     _status, _loaded = f"FlagGems' C++ runtime from {origin}", True
     return True

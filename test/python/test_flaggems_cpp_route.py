@@ -10,6 +10,7 @@ routing and the call."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -109,11 +110,16 @@ def test_operators_flaggems_registers_run_on_the_route(runtime):
     ({"FLAGGEMS_SOURCE_DIR": ""}, "FLAGGEMS_SOURCE_DIR is not set"),
     ({"FLAGGEMS_DIR": "/nonexistent"}, "FLAGGEMS_DIR=/nonexistent holds no FlagGemsConfig.cmake"),
     ({"version": "9.8"}, "is flag_gems 9.8, but the C++ runtime"),
+    ({"library": b"not a library"}, "does not load"),
 ])
 def test_a_runtime_that_cannot_serve_demotes_every_route_with_its_reason(runtime, change, cause):
     if not build_has_flaggems_cpp():
         pytest.skip("this build did not compile flaggems_cpp")
-    env = {**runtime, **{k: v for k, v in change.items() if k != "version"}}
+    env = {**runtime, **{k: v for k, v in change.items() if k not in ("version", "library")}}
+    if "library" in change:
+        prefix = os.path.dirname(os.path.dirname(os.path.dirname(runtime["FLAGGEMS_DIR"])))
+        with open(os.path.join(prefix, "c_operators.cpython-stand-in.so"), "wb") as f:
+            f.write(change["library"])
     if "version" in change:
         with open(f"{runtime['FLAGGEMS_SOURCE_DIR']}/__init__.py", "w") as f:
             f.write(f'__version__ = "{change["version"]}"\n')
