@@ -71,7 +71,7 @@ class Boxing final : public RouteProvider {
     return "";
   }
   bool implements(const c10::OperatorHandle& h, const std::string&, const CatalogOptions&) const override {
-    const DispatchKey key = target_ == routes::BoxingTarget::Cpu ? DispatchKey::CPU : DispatchKey::CUDA;
+    const DispatchKey key = routes::dispatch_key(target_);
     return h.hasKernelForDispatchKey(key) || composite_explicit(h);
   }
   void run(const RouteKernel& k, const c10::OperatorHandle& op, torch::jit::Stack* stack) const override {
@@ -162,11 +162,11 @@ class FlagGemsCpp final : public RouteProvider {
   }
   std::optional<c10::OperatorHandle> callee(const c10::OperatorHandle& op, const std::string& name) const override {
     const auto target = has_device() ? routes::stock_target(0) : std::nullopt;
-    return target ? routes::flaggems_cpp_operator(op, name, key(*target)) : std::nullopt;
+    return target ? routes::flaggems_cpp_operator(op, name, routes::dispatch_key(*target)) : std::nullopt;
   }
   void run(const RouteKernel& k, const c10::OperatorHandle&, torch::jit::Stack* stack) const override {
     routes::run_boxed(target_, k.plan(), stack, [&](torch::jit::Stack* s) {
-      k.callee()->redispatchBoxed(c10::DispatchKeySet(key(target_)), s);
+      k.callee()->redispatchBoxed(c10::DispatchKeySet(routes::dispatch_key(target_)), s);
     });
   }
   void prepare() const override {
@@ -177,9 +177,6 @@ class FlagGemsCpp final : public RouteProvider {
 
  private:
   mutable routes::BoxingTarget target_ = routes::BoxingTarget::Cuda;  // set by prepare()
-  static DispatchKey key(routes::BoxingTarget target) {
-    return target == routes::BoxingTarget::Cpu ? DispatchKey::CPU : DispatchKey::CUDA;
-  }
 };
 
 // cpu_fallback: operands copied to the host, the CPU kernel, results back.

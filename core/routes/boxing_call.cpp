@@ -133,7 +133,7 @@ BoxingCall::BoxingCall(BoxingTarget target, c10::DeviceIndex device, bool recycl
     : target_(target),
       device_(device),
       target_device_(target == BoxingTarget::Cpu ? c10::Device(c10::kCPU) : cuda_device_of(device)),
-      target_keys_(target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA),
+      target_keys_(dispatch_key(target)),
       spare_(recycle_aliases ? &spare_aliases(target) : nullptr) {}
 
 BoxingCall::~BoxingCall() {

@@ -14,6 +14,7 @@
 
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
+#include <c10/core/DispatchKey.h>
 #include <c10/util/FunctionRef.h>
 #include <c10/util/SmallVector.h>
 
@@ -30,6 +31,11 @@ class OperatorHandle;
 namespace flagos::routes {
 
 enum class BoxingTarget { Cpu, Cuda };
+
+// The dispatch key of the stock kernels a target runs.
+constexpr c10::DispatchKey dispatch_key(BoxingTarget target) {
+  return target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
+}
 
 // What a call needs to know of its operator, worked out once (at install).
 struct OpTraits {

@@ -164,8 +164,7 @@ template <class Op, BoxingTarget Target, class R, class... A>
 struct TypedBoxing<Op, Target, R(A...)> {
   using Held = std::tuple<typename Param<A>::Held...>;
   using Indices = std::index_sequence_for<A...>;
-  static constexpr c10::DispatchKey kKey =
-      Target == BoxingTarget::Cpu ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
+  static constexpr c10::DispatchKey kKey = dispatch_key(Target);
 
   static inline FirstCallLog* log = nullptr;  // set at install, when logging
   static inline const OpTraits* traits = nullptr;  // set at install; else worked out at the first call
