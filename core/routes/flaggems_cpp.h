@@ -2,8 +2,8 @@
 // registers its operators in torch's dispatcher as `flag_gems::<name>`, with
 // CUDA kernels on CUDA-shaped builds (its c_operators library, loaded by
 // torch_fl._flaggems_cpp before routes are installed). An ATen operator
-// takes that route when a flag_gems operator of its name, or of the name
-// FlagGems gives it, takes the same arguments and returns the same values; a
+// takes that route when the flag_gems operator of its name takes the same
+// arguments and returns the same values; a
 // call is then that operator's kernel for the plugin's stock boxing target
 // on the boxed operands, all in C++.
 #pragma once
@@ -16,7 +16,7 @@
 namespace flagos::routes {
 
 // The flag_gems operator that implements `op` (`name` as confs spell it:
-// "mm", "_softmax") with a kernel for `key`, or none: FlagGems' runtime is
+// "mm", "max.dim") with a kernel for `key`, or none: FlagGems' runtime is
 // not loaded, has no such operator or no such kernel, or declares it with
 // other arguments or returns.
 std::optional<c10::OperatorHandle> flaggems_cpp_operator(const c10::OperatorHandle& op, const std::string& name,
