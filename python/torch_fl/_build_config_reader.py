@@ -24,3 +24,11 @@ def record() -> dict[str, Any]:
             "[flagos] this torch_fl has no build record (torch_fl/_build_config.py): it was not "
             "installed by its build; rebuild it (make setup)") from exc
     return {k: v for k, v in vars(module).items() if k.isupper()}
+
+
+def kernel_switch(kernel: str, variable: str, default: bool = False) -> tuple[bool, str]:
+    """Whether this build compiled the `kernel` set (KERNELS[kernel], which the
+    FLAGOS_BUILD_* `variable` decided), and why not when it did not."""
+    if record().get("KERNELS", {}).get(kernel, default):
+        return True, ""
+    return False, f"this build did not compile {kernel} ({variable}=OFF)"

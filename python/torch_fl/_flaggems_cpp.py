@@ -32,12 +32,6 @@ _loaded = False
 VERSION_RECORD = "flaggems_version.txt"
 
 
-def _switch() -> tuple[bool, str]:
-    if not _build_config_reader.record().get("KERNELS", {}).get("flaggems_cpp", False):
-        return False, "this build did not compile flaggems_cpp (FLAGOS_BUILD_FLAGGEMS_CPP=OFF)"
-    return True, ""
-
-
 def prefix() -> tuple[Optional[str], str]:
     """FlagGems' C++ install prefix, and where it came from (or why none)."""
     cmake_dir = os.environ.get("FLAGGEMS_DIR")
@@ -91,7 +85,8 @@ def load(force: bool = False) -> bool:
     global _status, _loaded
     if _loaded:
         return True
-    why = _routing.why_not_load("flaggems_cpp", _switch(), force)
+    why = _routing.why_not_load(
+        "flaggems_cpp", _build_config_reader.kernel_switch("flaggems_cpp", "FLAGOS_BUILD_FLAGGEMS_CPP"), force)
     if why:
         _status = why
         return False

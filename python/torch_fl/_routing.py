@@ -58,9 +58,7 @@ def backend_config_path() -> str:
 def _flaggems_switch() -> tuple[bool, str]:
     if _env.get("FLAGOS_DISABLE_FLAGGEMS_PY"):
         return False, "FLAGOS_DISABLE_FLAGGEMS_PY=1 leaves the FlagGems Python layer unregistered"
-    if not _build_config_reader.record().get("KERNELS", {}).get("flaggems", True):
-        return False, "this build did not compile flaggems (FLAGOS_BUILD_FLAGGEMS=OFF)"
-    return True, ""
+    return _build_config_reader.kernel_switch("flaggems", "FLAGOS_BUILD_FLAGGEMS", default=True)
 
 
 def flaggems_unavailable_reason() -> str:
@@ -83,7 +81,7 @@ def catalog_options() -> dict:
         "torch_version": torch.__version__,
         "flaggems_enabled": not reason,
         "flaggems_off_reason": reason,
-        "boxing_compiled": bool(_build_config_reader.record().get("KERNELS", {}).get("boxing", False)),
+        "boxing_compiled": _build_config_reader.kernel_switch("boxing", "FLAGOS_BUILD_BOXING")[0],
         "flaggems_ops": _flaggems_ops(),
         "flaggems_cpp_enabled": _flaggems_cpp.loaded(),
         "flaggems_cpp_off_reason": "" if _flaggems_cpp.loaded() else _flaggems_cpp.status(),

@@ -34,9 +34,7 @@ _calls: Optional[calls.Calls] = None
 
 def switch() -> tuple[bool, str]:
     """Whether this build compiled the tileops route (FLAGOS_BUILD_TILEOPS)."""
-    if not _build_config_reader.record().get("KERNELS", {}).get("tileops", False):
-        return False, "this build did not compile tileops (FLAGOS_BUILD_TILEOPS=OFF)"
-    return True, ""
+    return _build_config_reader.kernel_switch("tileops", "FLAGOS_BUILD_TILEOPS")
 
 
 def device_problem(index: int = 0) -> str:
