@@ -39,8 +39,10 @@ def _language(model, d: dict):
     return model, {"input_ids": ids, "labels": ids}
 
 
-def _pixels(batch: int, size: int) -> torch.Tensor:
-    return torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(SEED + 1))
+def _vision(model, d: dict):
+    """`model` with a batch of images and their class labels (10 classes)."""
+    pixels = torch.randn(d["images"], 3, d["image"], d["image"], generator=torch.Generator().manual_seed(SEED + 1))
+    return model, {"pixel_values": pixels, "labels": torch.arange(d["images"]) % 10}
 
 
 def bert(tf, d):
@@ -76,16 +78,14 @@ def vit(tf, d):
     cfg = tf.ViTConfig(image_size=d["image"], patch_size=8, hidden_size=d["hidden"], num_hidden_layers=d["layers"],
                        num_attention_heads=4, intermediate_size=2 * d["hidden"], num_labels=10,
                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    return tf.ViTForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
-                                               "labels": torch.arange(d["images"]) % 10}
+    return _vision(tf.ViTForImageClassification(cfg), d)
 
 
 def resnet(tf, d):
     width = d["hidden"] // 4
     cfg = tf.ResNetConfig(embedding_size=width, hidden_sizes=[width, 2 * width], depths=[1, d["layers"] // 2],
                           layer_type="basic", num_labels=10)
-    return tf.ResNetForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
-                                                  "labels": torch.arange(d["images"]) % 10}
+    return _vision(tf.ResNetForImageClassification(cfg), d)
 
 
 def gpt_neox(tf, d):
@@ -137,16 +137,14 @@ def swin(tf, d):
     cfg = tf.SwinConfig(image_size=d["image"], patch_size=4, embed_dim=d["hidden"] // 4, depths=[1, 1],
                         num_heads=[2, 4], window_size=4, num_labels=10, drop_path_rate=0.0,
                         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    return tf.SwinForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
-                                                "labels": torch.arange(d["images"]) % 10}
+    return _vision(tf.SwinForImageClassification(cfg), d)
 
 
 def convnext(tf, d):
     width = d["hidden"] // 4
     cfg = tf.ConvNextConfig(num_stages=2, hidden_sizes=[width, 2 * width], depths=[1, d["layers"] // 2],
                             num_labels=10, drop_path_rate=0.0)
-    return tf.ConvNextForImageClassification(cfg), {"pixel_values": _pixels(d["images"], d["image"]),
-                                                    "labels": torch.arange(d["images"]) % 10}
+    return _vision(tf.ConvNextForImageClassification(cfg), d)
 
 
 # The six the GPU benchmark's zoo section times, then the rest: other
