@@ -26,11 +26,12 @@ using routing::RouteKind;
 std::unique_ptr<Installed> g_installed;
 std::mutex g_mutex;
 
-// The route an op takes when its own cannot serve it here: the first of the
-// fallback chain (route_provider.h) that can run here and implements it.
-RouteKind next_route(const TorchCatalog& catalog, const std::string& op) {
+// The route an op takes when its own (`own`) cannot serve it here: the first
+// other kind of the fallback chain (route_provider.h) that can run here and
+// implements it.
+RouteKind next_route(const TorchCatalog& catalog, const std::string& op, RouteKind own) {
   for (RouteKind k : fallback_chain())
-    if (catalog.unavailable_reason(k).empty() && catalog.implements(k, op)) return k;
+    if (k != own && catalog.unavailable_reason(k).empty() && catalog.implements(k, op)) return k;
   return RouteKind::Unrouted;
 }
 
@@ -55,7 +56,7 @@ Installed finalize(const routing::Resolution& res, const TorchCatalog& catalog,
       if (cause.empty() && !catalog.implements(r.kind, r.op))
         cause = kind + " has no implementation of these ops here";
       if (!cause.empty()) {
-        RouteKind next = next_route(catalog, r.op);
+        RouteKind next = next_route(catalog, r.op, r.kind);
         demoted[kind + ": " + cause + "; they run as " + std::string(routing::name(next))].push_back(r.op);
         r.why += ", demoted from " + kind + ": " + cause;
         r.kind = next;
@@ -113,6 +114,9 @@ const Installed& install(const InstallOptions& options) {
   for (const auto& n : notes) diag::warn(n);
   if (diag::channel_enabled("dispatch"))
     for (const auto& d : details) diag::info("dispatch: " + d);
+  // FLAGOS_LOG=op_cache: reading the plugin's kernels registers the exit
+  // report (or says at once that no kernel keeps a cache).
+  if (diag::channel_enabled("op_cache")) routes::plugin_kernel_schemas();
 
   TorchCatalog catalog(options.catalog);
   static torch::Library* lib =
@@ -130,7 +134,7 @@ const Installed& install(const InstallOptions& options) {
     // resolve() admitted only operators this torch declares.
     const c10::OperatorHandle op = routes::find_aten_op(r.op).value();
     lib->impl(r.op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
-                                std::make_unique<RouteKernel>(op, r, native, next_route(catalog, r.op))));
+                                std::make_unique<RouteKernel>(op, r, native, next_route(catalog, r.op, r.kind))));
   };
   for (const Route& r : table.routes) register_route(r);
   table.default_served = default_served_ops(table, catalog);

@@ -62,7 +62,7 @@ class RouteProvider {
 const RouteProvider& provider(routing::RouteKind kind);
 
 // Where an operator's call goes when its own kind cannot serve it here, in
-// order: the plugin's stock boxing targets (torch's CUDA kernels on CUDA-ABI
+// order: the plugin's native kernel for it, the plugin's stock boxing targets (torch's CUDA kernels on CUDA-ABI
 // memory, its CPU kernels on host-addressable memory, both zero-copy), then
 // cpu_fallback's host copies. The first available one that implements the
 // operator wins (install.cpp).

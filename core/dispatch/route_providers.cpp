@@ -231,7 +231,8 @@ const RouteProvider& provider(RouteKind kind) {
 }
 
 const std::vector<RouteKind>& fallback_chain() {
-  static const std::vector<RouteKind> chain{RouteKind::CudaBoxing, RouteKind::CpuBoxing, RouteKind::CpuFallback};
+  static const std::vector<RouteKind> chain{RouteKind::Native, RouteKind::CudaBoxing, RouteKind::CpuBoxing,
+                                           RouteKind::CpuFallback};
   return chain;
 }
 

@@ -172,6 +172,16 @@ void bind_routing(py::module_& m) {
   m.def("_typed_boxing_ops", [] { return routes::typed_boxing_ops(); });
   m.def("_typed_schema_mismatch", [](const std::string& compiled) { return routes::typed_schema_mismatch(compiled); });
   m.def("_plugin_kernel_schemas", [] { return routes::plugin_kernel_schemas(); });
+  m.def("_op_cache_stats", [] {
+    py::dict stats;
+    for (const auto& s : routes::kernel_cache_stats()) {
+      py::dict counts;
+      counts["hits"] = s.hits;
+      counts["misses"] = s.misses;
+      stats[py::str(s.op)] = counts;
+    }
+    return stats;
+  });
   m.def("_unroutable_reason", [](const std::string& op, const py::dict& catalog) {
     return dispatch::TorchCatalog(catalog_options(catalog)).unroutable_reason(op);
   });

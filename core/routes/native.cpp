@@ -4,12 +4,14 @@
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "device/runtime.h"
 #include "device/streams.h"
+#include "diag/channels.h"
 #include "diag/log.h"
 #include "routes/aten_op.h"
 #include "routes/boxed_args.h"
@@ -29,6 +31,31 @@ std::string schema_mismatch(const c10::FunctionSchema& declared) {
   return "";
 }
 
+bool reports_cache(const flagos_kernel_t* k) { return FLAGOS_HAS_FN(flagos_kernel_t, k, cache_stats); }
+
+// FLAGOS_LOG=op_cache: one line per kernel that served a call, then the total.
+void print_cache_stats() {
+  uint64_t hits = 0, misses = 0;
+  for (const KernelCacheStats& s : kernel_cache_stats()) {
+    if (s.hits + s.misses == 0) continue;
+    diag::info("op_cache: " + s.op + ": " + std::to_string(s.hits) + " hits, " + std::to_string(s.misses) +
+               " misses");
+    hits += s.hits;
+    misses += s.misses;
+  }
+  diag::info("op_cache: all kernels: " + std::to_string(hits) + " hits, " + std::to_string(misses) + " misses");
+}
+
+// Registers the exit report, or says at once why there will be none.
+void announce_cache_stats(const std::string& plugin, size_t reporting) {
+  if (!diag::channel_enabled("op_cache")) return;
+  if (reporting == 0) {
+    diag::info("op_cache: plugin " + plugin + " has no native kernel that keeps an operator cache");
+    return;
+  }
+  std::atexit(print_cache_stats);
+}
+
 // operator name -> kernel, for the active plugin's extension. Schemas are
 // compared parsed, not printed: printing every operator's schema to look it
 // up costs time and, under torch 2.11 (CUDA build), crashes on
@@ -42,7 +69,10 @@ const std::unordered_map<c10::OperatorName, const flagos_kernel_t*>& plugin_kern
     if (!plugin) return;
     auto* ext = reinterpret_cast<const flagos_kernels_ext_t*>(
         plugin->find_extension(FLAGOS_EXTENSION_KERNELS));
-    if (!ext) return;
+    if (!ext) {
+      announce_cache_stats(plugin->name(), 0);
+      return;
+    }
     for (size_t i = 0; i < ext->num_kernels; ++i) {
       const flagos_kernel_t* k = ext->kernels[i];
       if (!k || !k->schema || !k->run) continue;
@@ -64,6 +94,9 @@ const std::unordered_map<c10::OperatorName, const flagos_kernel_t*>& plugin_kern
       }
       table.emplace(std::move(*name), k);
     }
+    announce_cache_stats(plugin->name(), static_cast<size_t>(std::count_if(
+                                             table.begin(), table.end(),
+                                             [](const auto& entry) { return reports_cache(entry.second); })));
   });
   return table;
 }
@@ -102,6 +135,19 @@ std::vector<std::string> plugin_kernel_schemas() {
   std::vector<std::string> out;
   for (const auto& [name, kernel] : plugin_kernels()) out.emplace_back(kernel->schema);
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<KernelCacheStats> kernel_cache_stats() {
+  std::vector<KernelCacheStats> out;
+  for (const auto& [name, kernel] : plugin_kernels()) {
+    if (!reports_cache(kernel)) continue;
+    KernelCacheStats s;
+    s.op = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    kernel->cache_stats(&s.hits, &s.misses);
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,15 @@ struct NativeKernel {
 
 // Schema strings of the active plugin's kernel extension (empty without one).
 std::vector<std::string> plugin_kernel_schemas();
+
+// Hits and misses of one plugin kernel's own cache (flagos_kernel_t.cache_stats).
+struct KernelCacheStats {
+  std::string op;  // the out= overload, e.g. "aten::add.out"
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+};
+// The statistics of every active-plugin kernel that reports them (sorted by op).
+std::vector<KernelCacheStats> kernel_cache_stats();
 
 // The plugin kernel serving `op_name` ("add.Tensor", "add_.Tensor",
 // "add.out"), if the active plugin has one for it.

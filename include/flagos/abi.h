@@ -29,9 +29,10 @@ extern "C" {
 #endif
 
 #define FLAGOS_ABI_MAJOR 1
-#define FLAGOS_ABI_MINOR 6 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS; 1.2: FLAGOS_EXTENSION_COLLECTIVES;
+#define FLAGOS_ABI_MINOR 7 /* 1.1: FLAGOS_EXTENSION_DIAGNOSTICS; 1.2: FLAGOS_EXTENSION_COLLECTIVES;
                             1.3: FLAGOS_EXTENSION_GRAPHS; 1.4: FLAGOS_EXTENSION_PROFILER;
-                            1.5: FLAGOS_EXTENSION_IPC; 1.6: host services */
+                            1.5: FLAGOS_EXTENSION_IPC; 1.6: host services;
+                            1.7: a native kernel's cache statistics */
 
 /* The oldest plugin minor this header's core still loads (within the major). */
 #define FLAGOS_ABI_MIN_SUPPORTED_MINOR 0

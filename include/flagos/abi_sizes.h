@@ -48,6 +48,8 @@
 /* ABI 1.6: host services, appended to the host info. */
 #define FLAGOS_HOST_INFO_SIZE_1_6 FLAGOS_STRUCT_SIZE(flagos_host_info_t, services)
 #define FLAGOS_HOST_SERVICES_SIZE_1_6 FLAGOS_STRUCT_SIZE(flagos_host_services_t, log)
+/* ABI 1.7: a native kernel's cache statistics, appended to the kernel. */
+#define FLAGOS_KERNEL_SIZE_1_7 FLAGOS_STRUCT_SIZE(flagos_kernel_t, cache_stats)
 
 /* Smallest plugin table accepted for a claimed minor (index = minor). */
 #define FLAGOS_PLUGIN_API_MIN_SIZE(minor) FLAGOS_PLUGIN_API_SIZE_1_0
@@ -73,6 +75,7 @@ FLAGOS_ABI_ASSERT(FLAGOS_IPC_EXT_SIZE_1_5 == 64, ipc_ext_1_5);
 FLAGOS_ABI_ASSERT(FLAGOS_IPC_HANDLE_SIZE_1_5 == 80, ipc_handle_1_5);
 FLAGOS_ABI_ASSERT(FLAGOS_HOST_INFO_SIZE_1_6 == 64, host_info_1_6);
 FLAGOS_ABI_ASSERT(FLAGOS_HOST_SERVICES_SIZE_1_6 == 48, host_services_1_6);
+FLAGOS_ABI_ASSERT(FLAGOS_KERNEL_SIZE_1_7 == 32, kernel_1_7);
 FLAGOS_ABI_ASSERT(offsetof(flagos_plugin_api_t, last_error_message) == 40, plugin_api_first_fn);
 #endif
 

@@ -37,6 +37,11 @@ const flagos_extension_t* ipc_extension();
 // an activity tracer, followed by ipc_extension(); else the latter.
 const flagos_extension_t* profiler_extension();
 
+// FLAGOS_EXTENSION_KERNELS, the vendor's native kernels (aclnn/kernels_ext.cpp
+// for ascend), followed by graphs_extension(); or graphs_extension() alone
+// (no_kernels.cpp) for a vendor without kernels or a build without them.
+const flagos_extension_t* kernels_extension();
+
 // api_graphs.cpp: FLAGOS_EXTENSION_GRAPHS (stream capture), followed by
 // profiler_extension(); and the mutexes of its handles, held across fork().
 const flagos_extension_t* graphs_extension();

@@ -14,7 +14,7 @@ const char* device_note() { return device_table().note.c_str(); }
 const flagos_extension_t* Plugin::extensions() {
   static const flagos_diagnostics_ext_t ext = {
       {sizeof(flagos_diagnostics_ext_t), FLAGOS_EXTENSION_DIAGNOSTICS, FLAGOS_DIAGNOSTICS_EXT_VERSION,
-       graphs_extension()},
+       kernels_extension()},
       device_note};
   return &ext.base;
 }

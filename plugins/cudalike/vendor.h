@@ -88,6 +88,11 @@ struct Vendor {
   LibrarySpec tracer = {};
   const char* tracer_prefix = nullptr;  // "cupti", "mupti": the prefix of cuptiActivityEnable and friends
 
+  // The operator library behind the vendor's native kernels (ascend's aclnn,
+  // libopapi.so), opened at the first kernel call; only read by a plugin
+  // built with those kernels (FLAGOS_BUILD_VENDOR).
+  LibrarySpec kernels = {};
+
   // A runtime whose calls are not all CUDA-shaped (gcu has no priorities;
   // ascend, tsingmicro and bpu differ throughout): the vendor file's adapter
   // fills runtime.h's members from the opened library, each keeping the

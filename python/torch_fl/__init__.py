@@ -172,5 +172,15 @@ if not _running_cli():
 backend_config_path = _routing.backend_config_path
 routes = _routing.routes
 
+
+def op_cache_stats() -> dict:
+    """Hits and misses of the active plugin's operator caches, per native
+    kernel that keeps one ({"aten::add.out": {"hits": 9, "misses": 1}}): how
+    often a call reused prepared work (an aclnn executor) instead of
+    preparing it anew. Empty when no kernel keeps a cache. FLAGOS_LOG=op_cache
+    prints the same at exit."""
+    return dict(_C._op_cache_stats())
+
+
 __all__ = ["ABI_VERSION", "activate", "backend_config_path", "build_config", "installed_plugins",
-           "plugin_info", "routes"]
+           "op_cache_stats", "plugin_info", "routes"]

@@ -23,7 +23,7 @@ def test_host_plugin_is_the_fallback_said_under_flagos_log_plugin(host_fallback_
     # The usual case on a machine without accelerators: silent by default.
     proc = run_python(SHOW)
     assert info(proc)["name"] == "host"
-    assert info(proc)["abi"] == "1.6"
+    assert info(proc)["abi"] == "1.7"
     assert info(proc)["selection"] == host_fallback_reason()
     assert flagos_lines(proc.stderr) == []
     proc = run_python(SHOW, env={"FLAGOS_LOG": "plugin"})

@@ -143,7 +143,7 @@ def test_a_cuda_shaped_wheel_carries_its_probe_and_needs_no_sdk(vendor, tmp_path
     proc = run_python("", args=["-m", "torch_fl", "info"],
                       env={"PYTHONPATH": str(site), "FLAGOS_PLUGIN": str(lib)}, check=True)
     info = json.loads(proc.stdout)
-    assert info["name"] == vendor and info["abi"] == "1.6"
+    assert info["name"] == vendor and info["abi"] == "1.7"
 
 
 def test_a_cuda_wheel_bundles_its_runtime_and_the_plugin_opens_it_unless_disabled(simrt, tmp_path):

@@ -33,9 +33,8 @@ const std::vector<Variable>& variables() {
        "here and pins the switch ON: register.cc claims those symbols unconditionally. "
        "MetaX defaults OFF because its native path is retired — that platform's "
        "accelerated ops are its FlagGems routes, with the rest on cpu_fallback",
-       "build",
-       "a vendor plugin"
-       " (the build resolves it, enforces the forced value and records it; no vendor kernels exist to compile yet)"},
+       "build", "",
+       "ascend's aclnn kernels, simulated runtime only; the other vendors' plugins carry no native kernels yet"},
       {"FLAGOS_BUILD_FLAGGEMS", Scope::Build, Type::Bool, "1", "ON, OFF on bpu", "",
        "Compile the FlagGems Python kernel wrappers (calls into Python, no C++ "
        "linking). Set OFF for a runtime-only build with no FlagGems routes (bpu)",
@@ -129,7 +128,7 @@ const std::vector<Variable>& variables() {
        "fallback (each cpu_fallback dispatch), op_cache (Ascend operator-cache "
        "hit/miss statistics), plugin (which plugin import activates, and why). An entry "
        "naming none of these is reported once per process rather than silently ignored",
-       "logging", "ascend plugin (op_cache; dispatch and fallback are implemented)"},
+       "logging", "", "op_cache: ascend's aclnn executor cache, simulated runtime only"},
       {"FLAGOS_TRACE", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Verbose logging in the device profiler shim compiled into this build. One "
        "switch covers every accelerator: exactly one device tracer is compiled per "

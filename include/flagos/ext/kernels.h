@@ -96,6 +96,13 @@ typedef struct flagos_kernel {
    * FLAGOS_ERROR_UNSUPPORTED, before writing any output, for inputs it does
    * not handle (a dtype, a layout): the core then takes the op's next route. */
   flagos_status_t (*run)(const flagos_kernel_call_t* call);
+  /* [optional, ABI 1.7] How often run() found its prepared work in the
+   * kernel's own cache (hits) and how often it prepared anew (misses), since
+   * the process started: e.g. an aclnn executor cache keyed by dtypes,
+   * shapes, strides and scalar arguments. The core reports them for
+   * FLAGOS_LOG=op_cache and torch_fl.op_cache_stats(). Thread-safe; the
+   * counts may lag run() calls on other threads. NULL: nothing cached. */
+  void (*cache_stats)(uint64_t* hits, uint64_t* misses);
 } flagos_kernel_t;
 
 typedef struct flagos_kernels_ext {

@@ -25,6 +25,7 @@ const char* const kRuntime[] = {"libascendcl.so", nullptr};
 const char* const kEnv[] = {"ASCEND_HOME", nullptr};
 const char* const kSubdirs[] = {"lib64", nullptr};
 const char* const kFixed[] = {"/usr/local/Ascend/ascend-toolkit/latest/lib64", nullptr};
+const char* const kOperators[] = {"libopapi.so", nullptr};  // aclnn, for the native kernels
 
 // acl_base.h and error_codes/rt_error_codes.h.
 constexpr int kInvalidParam = 100000;        // ACL_ERROR_INVALID_PARAM
@@ -486,6 +487,7 @@ Vendor make_ascend() {
       false,
       false,
   };
+  v.kernels = {kOperators, kEnv, kSubdirs, nullptr, kFixed, true, false};
   v.adapt = &adapt;
   v.calls_by_prefix = false;
   return v;

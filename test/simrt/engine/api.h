@@ -80,6 +80,31 @@ SIMRT_API int rule_violation(const Vendor&, const char* symbol, Err e, const cha
 // points then report why). A query only: no Call, no fault injection.
 SIMRT_API int pointer_device(const Vendor&, const void* ptr, size_t n);
 
+// State of the instance, not of one library, for a native SDK split over
+// several libraries (AscendCL's libascendcl.so and the aclnn operators'
+// libopapi.so). Queries and setters only: no Call, no fault injection.
+// native_init marks the instance initialised (aclInit) and answers whether it
+// already was; native_initialised answers whether it is.
+SIMRT_API bool native_init(const Vendor&);
+SIMRT_API bool native_initialised(const Vendor&);
+// The calling thread's latest failure text (aclGetRecentErrMsg); nullptr: none yet.
+SIMRT_API void set_recent_error(const Vendor&, const char* text);
+SIMRT_API const char* recent_error(const Vendor&);
+
+// For an operator library whose computation runs in a host function on a
+// stream (libopapi.so). Queries only: no Call, so they work inside the host
+// function, where every runtime call is NotPermitted.
+// The address the engine reads and writes [p, p + n) at (the SIMRT_GUARD
+// alias), or nullptr when the range is not inside one live device allocation.
+SIMRT_API char* device_rw(const Vendor&, const void* p, size_t n);
+// The device of a stream handle (NULL and 0x1: the calling thread's current
+// device's legacy stream), -1 for a handle that is not a live stream (the
+// enqueueing entry points then report it).
+SIMRT_API int stream_device(const Vendor&, void* stream);
+// A rule broken by work already enqueued, found as the stream runs it (no
+// call is left to fail): one "[simrt] <symbol>: <text>" line, once per rule.
+SIMRT_API void stream_rule_violation(const Vendor&, const char* symbol, const char* text);
+
 // Driver library (api_driver.cpp).
 SIMRT_API int driver_init(const Vendor&, const char*, unsigned flags);
 SIMRT_API int driver_device_get_count(const Vendor&, const char*, int* count);

@@ -43,15 +43,16 @@ int Call::rule(Err e, const char* fmt, ...) {
   va_end(ap);
   ts.rule_text = std::string(symbol) + ": " + msg;
   ts.rule_code = code(e);
-  // Once per (symbol, rule): a stress test must not flood the log.
+  print_rule_once(std::string(symbol) + '\x1f' + fmt, ts.rule_text);
+  return fail_code(code(e));
+}
+
+// Once per (symbol, rule): a stress test must not flood the log.
+void print_rule_once(const std::string& key, const std::string& line) {
   static std::mutex mu;
   static auto* seen = new std::set<std::string>;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (seen->insert(std::string(symbol) + '\x1f' + fmt).second)
-      std::fprintf(stderr, "[simrt] %s\n", ts.rule_text.c_str());
-  }
-  return fail_code(code(e));
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen->insert(key).second) std::fprintf(stderr, "[simrt] %s\n", line.c_str());
 }
 
 bool Call::bad_device(int d, int* out) {

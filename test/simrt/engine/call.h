@@ -3,6 +3,8 @@
 // injection), and the way out (vendor code, last error, rule message).
 #pragma once
 
+#include <string>
+
 #include "runtime.h"
 #include "vendor.h"
 
@@ -43,6 +45,8 @@ class Call {
 };
 
 const char* generic_error_text(Err e);
+// Prints "[simrt] <line>" to stderr once per key (Call::rule's key: symbol and format).
+void print_rule_once(const std::string& key, const std::string& line);
 // The Err whose vendor code is `code`, or Err::Count.
 Err err_of(const Vendor& v, int code);
 

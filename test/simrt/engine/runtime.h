@@ -61,6 +61,7 @@ class Runtime {
   std::atomic<bool> initialised{false};  // driver initialised (cuInit or any runtime call)
   std::atomic<bool> poisoned{false};     // forked child of a process that used it
   std::atomic<OpObserver*> observer{nullptr};  // a tracer library's hook (observer.h)
+  std::atomic<bool> native_initialised{false};  // a native vendor's own init call (aclInit) ran
 
  private:
   std::string key_;
@@ -87,6 +88,7 @@ struct ThreadState {
   int last_error = 0;
   int rule_code = -1;     // GetErrorString(rule_code) returns rule_text
   std::string rule_text;
+  std::string recent;     // a native vendor's latest failure text (aclGetRecentErrMsg)
 };
 ThreadState& thread_state(const Runtime& rt);
 

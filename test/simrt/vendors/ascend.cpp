@@ -14,47 +14,18 @@
 //     makes the event record timestamps; aclrtCreateEvent's events time too).
 // Codes for those rules other than UNINITIALIZE are ACL_ERROR_RT_PARAM_INVALID
 // here; the hardware's exact code is unverified.
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <set>
-#include <string>
 
+#include "ascend_vendor.h"
 #include "exports.h"
 
 namespace {
 
 using simrt::Err;
-
-// The engine's identities as ACL codes (acl_base.h, error_codes/rt_error_codes.h).
-const simrt::Vendor kAcl = {
-    "ascend", "aclrt", "Ascend", "aclrtMemcpyKind",
-    {{0, "ACL_SUCCESS"},
-     {107000, "ACL_ERROR_RT_PARAM_INVALID"},
-     {207001, "ACL_ERROR_RT_MEMORY_ALLOCATION"},
-     {100001, "ACL_ERROR_UNINITIALIZE"},
-     {100000, "ACL_ERROR_INVALID_PARAM"},  // a kind outside aclrtMemcpyKind
-     {207004, "ACL_ERROR_RT_NO_DEVICE"},
-     {107001, "ACL_ERROR_RT_INVALID_DEVICEID"},
-     {107017, "ACL_ERROR_RT_INVALID_HANDLE"},
-     {507006, "ACL_ERROR_RT_EVENT_NOT_COMPLETE"},
-     {107000, nullptr},  // enabling peer access twice: no code of its own
-     {207006, "ACL_ERROR_RT_NO_PERMISSION"},
-     {207000, "ACL_ERROR_RT_FEATURE_NOT_SUPPORT"}},
-    /*kinds h2h,h2d,d2h,d2d; no default*/ 0, 1, 2, 3, -1,
-    // ACL has no legacy-stream synchronisation: every stream is the engine's
-    // non-blocking kind (an engine-side bit, never an ACL flag).
-    /*stream flags*/ 0x80000000u, 0x80000000u,
-    // Event flags are ACL's own, checked here; the engine times every event.
-    /*event flags, disable timing, interprocess*/ 0, 0, 0,
-    /*aclrtMallocHost takes no flags*/ 0,
-    // aclrtGetDeviceInfo: ACL_DEV_ATTR_AICORE_CORE_NUM (101) only.
-    /*attr*/ {-1, -1, 101, -1, -1, -1},
-    // aclrtDeviceGetStreamPriorityRange (8.x): 0 highest .. 7 lowest.
-    /*priority least, greatest*/ 7, 0,
-    /*reported cc, AI cores*/ 0, 0, 24,
-};
+using simrt_ascend::kAcl;
 
 constexpr unsigned kNonBlocking = 0x80000000u;
 constexpr int kRepeatInitialize = 100002;      // ACL_ERROR_REPEAT_INITIALIZE
@@ -64,19 +35,18 @@ constexpr uint32_t kEventSync = 0x1;           // ACL_EVENT_SYNC
 constexpr uint32_t kEventTimeLine = 0x8;       // ACL_EVENT_TIME_LINE
 constexpr uint32_t kEventFlags = 0x1 | 0x2 | 0x8 | 0x20 | 0x40;  // SYNC .. IPC (acl_rt.h 1.15)
 
-std::atomic<bool> g_initialised{false};
-thread_local std::string t_recent;  // aclGetRecentErrMsg: the thread's latest failure
-
 // Every exported call returns through here: a failure's text (the rule it
-// broke, else the generic one) becomes the thread's recent error message.
+// broke, else the generic one) becomes the thread's recent error message
+// (kept by the engine: libopapi.so's operators set the same one).
 int done(int code) {
-  if (code != 0 && code != kNotReady) t_recent = simrt::get_error_string(kAcl, code);
+  if (code != 0 && code != kNotReady) simrt::set_recent_error(kAcl, simrt::get_error_string(kAcl, code));
   return code;
 }
 
-// The init rule, checked first by every call but aclInit and the error queries.
+// The init rule, checked first by every call but aclInit and the error queries
+// (the instance's flag: libopapi.so's operators check the same one).
 bool uninitialised(const char* symbol, int* code) {
-  if (g_initialised.load()) return false;
+  if (simrt::native_initialised(kAcl)) return false;
   *code = done(simrt::rule_violation(kAcl, symbol, Err::InitializationError,
                                      "aclInit must be called before any other AscendCL call"));
   return true;
@@ -135,12 +105,12 @@ int copy(const char* symbol, void* dst, size_t dest_max, const void* src, size_t
 SIMRT_EXPORT int aclInit(const char* /*configPath*/) {
   int code = 0;
   if (simrt::call_blocked(kAcl, "aclInit", &code)) return done(code);
-  return g_initialised.exchange(true) ? kRepeatInitialize : 0;
+  return simrt::native_init(kAcl) ? kRepeatInitialize : 0;
 }
 
 SIMRT_EXPORT int aclFinalize() { return 0; }
 
-SIMRT_EXPORT const char* aclGetRecentErrMsg() { return t_recent.empty() ? nullptr : t_recent.c_str(); }
+SIMRT_EXPORT const char* aclGetRecentErrMsg() { return simrt::recent_error(kAcl); }
 SIMRT_EXPORT int aclrtGetLastError(int /*level*/) { return simrt::get_last_error(kAcl); }
 SIMRT_EXPORT int aclrtPeekAtLastError(int /*level*/) { return simrt::peek_at_last_error(kAcl); }
 
