@@ -1,4 +1,5 @@
-"""python -m tools.routing_conf generate [--out DIR] [--flaggems-ops FILE]
+"""python -m tools.routing_conf generate [--out DIR] [--flaggems-ops FILE] [--measured DIR]
+python -m tools.routing_conf measure [--ops OP,...] [--out FILE]
 python -m tools.routing_conf flaggems-ops SOURCE [--out FILE]
 python -m tools.routing_conf device-check OUT.inc"""
 
@@ -22,6 +23,7 @@ def _generate(args: argparse.Namespace) -> int:
     os.environ["FLAGOS_DISABLE_FLAGGEMS_PY"] = "1"
     from tools.routing_conf.facts import collect
     from tools.routing_conf.flaggems_ops import load_list
+    from tools.routing_conf.measure import load_measured
     from tools.routing_conf.platforms import NOT_ON_CUDA, conf_specs, cuda_ops
     from tools.routing_conf.writer import render
 
@@ -40,11 +42,13 @@ def _generate(args: argparse.Namespace) -> int:
         "native_host": facts.native_host,
         "flaggems": {op for op in flaggems_all if op in routable},
     }
+    measured = {spec.platform: load_measured(args.measured, spec.platform) for spec in specs}
     os.makedirs(args.out, exist_ok=True)
     for spec in specs:
         routes: dict[str, str] = {}
         for set_name, kind in spec.route_sets:
             routes.update({op: kind for op in sets[set_name]})
+        found = measured.get(spec.platform) if spec.measured_native else None
         notes = [f"torch {facts.torch_version}: {len(facts.routable)} routable operators; not routable: "
                  + ", ".join(f"{v} {k}" for k, v in sorted(facts.excluded.items()))]
         if codegen_all and any(s == "cuda" for s, _ in spec.route_sets):
@@ -54,11 +58,37 @@ def _generate(args: argparse.Namespace) -> int:
         if any(s == "flaggems" for s, _ in spec.route_sets):
             notes.append(f"FlagGems list: {os.path.basename(args.flaggems_ops)}, {len(flaggems_all)} ops, "
                          f"{len(sets['flaggems'])} routable here")
+        if found:
+            passing = sorted(op for op, v in found["results"].items() if v.startswith("pass") and op in routable)
+            routes.update({op: "native" for op in passing if op not in routes})
+            notes.append(f"native: {len(passing)} of {len(found['results'])} measured operators pass "
+                         f"({found['file']}: {found['device']}, torch {found['torch']}); the others keep "
+                         "their route: " + (", ".join(op for op in sorted(found["results"]) if op not in passing)
+                                            or "none"))
         tileops = [op for op in tileops_table.OPS if op in routes] if spec.tileops else []
         path = os.path.join(args.out, spec.file)
         with open(path, "w") as f:
             f.write(render(spec, routes, facts.torch_version, notes, tileops))
         print(f"{path}: {len(routes)} routes")
+    return 0
+
+
+def _measure(args: argparse.Namespace) -> int:
+    import torch_fl
+    from torch_fl import _env
+
+    from tools.routing_conf import measure
+
+    platform = torch_fl.plugin_info()["name"]
+    ops = args.ops.split(",") if args.ops else measure.native_ops()
+    if not ops:
+        print(f"[measure] plugin {platform} serves no operator natively", file=sys.stderr)
+        return 1
+    results = measure.measure(ops, use_cache=bool(_env.get("FLAGOS_EXEC_CACHE")))
+    out = args.out or os.path.join(ROOT, "confs", "sources", f"{platform}_native.json")
+    measure.write(out, platform, results)
+    failed = [op for op, v in results.items() if v.startswith("fail")]
+    print(f"{out}: {len(results) - len(failed)} of {len(results)} operators without a failure")
     return 0
 
 
@@ -87,7 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--out", default=os.path.join(ROOT, "confs"))
     g.add_argument("--only", help="comma-separated conf files to write (default: all)")
     g.add_argument("--flaggems-ops", default=os.path.join(ROOT, "confs", "sources", "flaggems_ops.txt"))
+    g.add_argument("--measured", default=os.path.join(ROOT, "confs", "sources"),
+                   help="folder of <platform>_native.json measurements (`measure`)")
     g.set_defaults(func=_generate)
+    m = verbs.add_parser("measure", help="run the active plugin's native operators against the CPU")
+    m.add_argument("--ops", help="comma-separated operators (default: every one the plugin serves natively)")
+    m.add_argument("--out", help="the record (default: confs/sources/<plugin>_native.json)")
+    m.set_defaults(func=_measure)
     f = verbs.add_parser("flaggems-ops", help="extract FlagGems' op list from a wheel or source tree")
     f.add_argument("source")
     f.add_argument("--out", default=os.path.join(ROOT, "confs", "sources", "flaggems_ops.txt"))

@@ -7,9 +7,9 @@ Route-kind preference per platform, most specific first:
                  the TileOps operators annotated for FLAGOS_FORCE_BACKEND=tileops;
   metax, dcu     <p>_flaggems.toml / <p>.toml: FlagGems ops on `flaggems`,
                  included over the boxing conf
-  musa, ascend,  FlagGems ops on `flaggems`; everything else the default
-  gcu,           (cpu_fallback) until their plugins declare native kernels
-  tsingmicro
+  musa, ascend,  FlagGems ops on `flaggems`; the plugin's native operators
+  gcu,           that a measurement passed (`measure`) on `native`; everything
+  tsingmicro     else the default (cpu_fallback)
   bpu            nothing listed (no FlagGems on bpu): cpu_fallback
 """
 
@@ -34,6 +34,10 @@ class ConfSpec:
     # Annotate the operators the tileops route implements (torch_fl.tileops.table)
     # among those listed: FLAGOS_FORCE_BACKEND=tileops repins them.
     tileops: bool = False
+    # List on `native` the operators a measurement of this platform's plugin
+    # passed (confs/sources/<platform>_native.json, `measure`), where no
+    # route set lists them already.
+    measured_native: bool = False
 
 
 # Ops no conf lists on the cuda route, FLAGOS_CODEGEN_ALL or not, each with
@@ -76,6 +80,6 @@ def conf_specs() -> list[ConfSpec]:
     for p in FLAGGEMS_ONLY:
         specs.append(ConfSpec(f"{p}.toml", p,
                               f"{p}: FlagGems ops on flaggems, the rest cpu_fallback",
-                              route_sets=[("flaggems", "flaggems")]))
+                              route_sets=[("flaggems", "flaggems")], measured_native=True))
     specs.append(ConfSpec("bpu.toml", "bpu", "bpu: no FlagGems; every op cpu_fallback"))
     return specs

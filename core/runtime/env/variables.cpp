@@ -264,7 +264,7 @@ const std::vector<Variable>& variables() {
        "compile", ""},
       {"FLAGOS_EXEC_CACHE", Scope::Codegen, Type::Bool, "1", "1 (on)", "",
        "Cache Ascend operator-codegen execution results; 0 forces regeneration",
-       "codegen", "codegen"},
+       "codegen", "", "measured on the simulated CANN runtime only"},
       {"FLAGOS_CODEGEN_ALL", Scope::Codegen, Type::Bool, "0", "0 (off)", "",
        "Generate routes for the full leaf-CUDA operator set rather than the supported "
        "subset",
