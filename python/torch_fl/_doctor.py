@@ -115,6 +115,9 @@ def _active_plugin() -> dict | None:
     active = {k: info.get(k) for k in ("name", "origin", "path", "version", "abi", "device_count",
                                        "device_note", "selection", "options")}
     active["capabilities"] = None
+    # The plugin's native kernels (out= overloads) and their operator caches.
+    active["native_kernels"] = sorted(s.split("(")[0] for s in _C._plugin_kernel_schemas())
+    active["op_cache"] = torch_fl.op_cache_stats()
     if info["device_count"] > 0:
         try:  # device 0 speaks for all: a plugin reports one kind of device
             active["capabilities"] = list(_C._device_properties(0)["capabilities"])
@@ -209,6 +212,11 @@ def _plugin_lines(section: dict) -> list[tuple[str, str]]:
     rows.append(("selected", active["selection"] or "?"))
     caps = active["capabilities"]
     rows.append(("capabilities", ", ".join(caps) if isinstance(caps, list) else str(caps or "none")))
+    kernels = active["native_kernels"]
+    text = f"{len(kernels)}: {', '.join(k.removeprefix('aten::') for k in kernels)}" if kernels else "none"
+    if active["op_cache"]:
+        text += f"; {len(active['op_cache'])} keep an operator cache (FLAGOS_LOG=op_cache)"
+    rows.append(("native", text))
     return rows
 
 

@@ -27,6 +27,9 @@ def test_names_the_explicit_host_plugin_and_why():
     assert any(line.startswith("active") and "host (explicit" in line for line in lines), proc.stdout
     assert any(line.startswith("selected") and "FLAGOS_PLUGIN=host" in line for line in lines), proc.stdout
     assert "findings      none" in lines
+    # The host plugin's reference kernels, none of which keeps an operator cache.
+    assert "native        9: abs.out, add.out, copy.out, fill.Scalar_out, mm.out, mul.out, neg.out, relu.out, " \
+        "sum.IntList_out" in lines, proc.stdout
 
 
 def test_the_automatic_choice_and_its_reason_are_the_imports():
