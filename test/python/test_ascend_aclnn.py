@@ -154,3 +154,27 @@ def test_a_training_step_on_aclnn_matches_cpu(simrt):
         print(sum(v["hits"] for v in s.values()) > 0)
     """, env=ascend(simrt), check=True)
     assert proc.stdout.strip() == "True"
+
+
+def test_out_sharing_memory_with_an_input_is_declined_not_miscomputed(simrt):
+    # An in-place form (out is self, element for element) stays on aclnn; an
+    # out= that partly overlaps an input is declined, and the next route
+    # answers as the CPU does (here: torch's own partial-overlap error).
+    proc = run_python("""
+        import torch, torch_fl
+        a = torch.arange(10.)
+        x = a.to("flagos")
+        x.add_(x)
+        torch.testing.assert_close(x.cpu(), a + a)
+        def attempt(t):
+            try:
+                torch.add(t[:-1], t[1:], out=t[1:])
+                return t.cpu().tolist()
+            except RuntimeError as e:
+                return type(e).__name__ + ": " + str(e).split("\\n")[0][:60]
+        print(attempt(a.clone()) == attempt(a.clone().to("flagos")))
+        print(torch_fl.op_cache_stats()["aten::add.out"])
+    """, env=ascend(simrt), check=True)
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "True", proc.stdout + proc.stderr
+    assert lines[1] == "{'hits': 0, 'misses': 1}"  # the in-place add alone reached aclnn

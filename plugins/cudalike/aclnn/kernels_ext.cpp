@@ -124,6 +124,8 @@ flagos_status_t run_op(size_t index, const flagos_kernel_call_t* call) {
     if (o.out.numel == 0) return FLAGOS_SUCCESS;  // nothing to compute
     for (const TensorOperand& t : o.inputs)  // no storage to point an executor at (mm's k = 0)
       if (t.numel == 0) return fail(FLAGOS_ERROR_UNSUPPORTED, "%s: an input has no elements", fn);
+    if (out_overlaps_input(op.shape, o))
+      return fail(FLAGOS_ERROR_UNSUPPORTED, "%s: out shares memory with an input", fn);
     if (flagos_status_t st = runtime_ready(fn); st != FLAGOS_SUCCESS) return st;
     flagos_status_t st = FLAGOS_SUCCESS;
     const Library* lib = load_library(fn, &st);

@@ -95,6 +95,35 @@ flagos_status_t read_operands(const char* fn, Shape shape, const flagos_kernel_c
   return read_tensor(fn, call, call->num_args - 1, &out->out, &out->key);
 }
 
+namespace {
+
+// The bytes [lo, hi) a tensor's elements span.
+void byte_span(const TensorOperand& t, uintptr_t* lo, uintptr_t* hi) {
+  *lo = reinterpret_cast<uintptr_t>(t.storage);
+  *hi = *lo + static_cast<uintptr_t>(t.storage_elements) * (t.desc->dtype.bits / 8);
+}
+
+bool same_layout(const TensorOperand& a, const TensorOperand& b) {
+  if (a.storage != b.storage || a.data_type != b.data_type || a.desc->ndim != b.desc->ndim) return false;
+  for (int32_t i = 0; i < a.desc->ndim; ++i)
+    if (a.desc->shape[i] != b.desc->shape[i] || a.desc->strides[i] != b.desc->strides[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool out_overlaps_input(Shape shape, const Operands& o) {
+  uintptr_t out_lo = 0, out_hi = 0;
+  byte_span(o.out, &out_lo, &out_hi);
+  for (const TensorOperand& in : o.inputs) {
+    uintptr_t lo = 0, hi = 0;
+    byte_span(in, &lo, &hi);
+    if (lo >= out_hi || out_lo >= hi) continue;
+    if (shape == Shape::kMatmul || !same_layout(in, o.out)) return true;
+  }
+  return false;
+}
+
 aclTensor* create_tensor(const Library& lib, const TensorOperand& t) {
   const flagos_tensor_desc_t& d = *t.desc;
   const int64_t storage_dims[1] = {t.storage_elements};

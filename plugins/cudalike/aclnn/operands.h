@@ -36,6 +36,12 @@ struct Operands {
 // not asked about here (a dtype without an aclDataType, negative strides).
 flagos_status_t read_operands(const char* fn, Shape shape, const flagos_kernel_call_t* call, Operands* out);
 
+// Whether `out` shares memory with an input in a way aclnn is not asked to
+// handle: any sharing for a matmul, and for elementwise operators any but
+// the same elements in the same layout (an in-place form). The kernel then
+// declines, so that the ABI's "as if every input were read first" holds.
+bool out_overlaps_input(Shape shape, const Operands& o);
+
 // Creates the aclTensor of one operand (storage at offset 0: the address is
 // the only thing a cached executor changes).
 aclTensor* create_tensor(const Library& lib, const TensorOperand& t);
