@@ -100,14 +100,30 @@ def _flaggems_ops() -> list[str]:
         return [line.strip() for line in f if line.strip() and not line.startswith("#")]
 
 
+_route_kinds_read: dict[tuple, frozenset] = {}
+
+
 def conf_route_kinds(path: Optional[str] = None) -> set[str]:
     """The route kinds the conf (default: the one in use) names, includes
     and default included. A conf that cannot be read names none here: its
-    error is reported, with file and line, when routes are installed."""
+    error is reported, with file and line, when routes are installed. The
+    import asks once per Python-loaded route kind: a conf is parsed once
+    while its file stays the same."""
+    path = path or backend_config_path()
     try:
-        return set(_C._conf_route_kinds(path or backend_config_path()))
+        st = os.stat(path)
+        key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _route_kinds_read:
+        return set(_route_kinds_read[key])
+    try:
+        kinds = frozenset(_C._conf_route_kinds(path))
     except RuntimeError:
         return set()
+    if key is not None:
+        _route_kinds_read[key] = kinds
+    return set(kinds)
 
 
 def may_route_to(kind: str) -> bool:

@@ -140,6 +140,22 @@ def test_backend_config_overrides_and_is_left_as_exported(tmp_path):
     assert out["routes"] == [{"op": "mul.Tensor", "route": "cpu", "why": f"conf {conf}:2"}]
 
 
+def test_a_confs_route_kinds_are_read_again_when_the_file_changes(tmp_path):
+    # The import asks for the conf's kinds once per Python-loaded route kind
+    # and parses the file once; an edited file is parsed again.
+    conf = tmp_path / "kinds.toml"
+    conf.write_text('[routes]\n"mul.Tensor" = "cpu"\n')
+    code = f"""
+        import os, torch_fl
+        from torch_fl import _routing
+        first = sorted(_routing.conf_route_kinds({str(conf)!r}))
+        with open({str(conf)!r}, "a") as f:
+            f.write('"add.Tensor" = "cpu_fallback"\\n')
+        print(first, sorted(_routing.conf_route_kinds({str(conf)!r})))
+    """
+    assert run(code).stdout.strip() == "['cpu'] ['cpu', 'cpu_fallback']"
+
+
 def test_relative_backend_config_is_refused():
     assert import_error(Path("confs/host.toml"))[0] == (
         "[flagos] FLAGOS_BACKEND_CONFIG must be an absolute path, got 'confs/host.toml'")
