@@ -62,10 +62,12 @@ class RouteProvider {
 const RouteProvider& provider(routing::RouteKind kind);
 
 // Where an operator's call goes when its own kind cannot serve it here, in
-// order: the plugin's native kernel for it, the plugin's stock boxing targets (torch's CUDA kernels on CUDA-ABI
-// memory, its CPU kernels on host-addressable memory, both zero-copy), then
-// cpu_fallback's host copies. The first available one that implements the
-// operator wins (install.cpp).
+// order: the plugin's stock boxing targets (torch's CUDA kernels on CUDA-ABI
+// memory, its CPU kernels on host-addressable memory, both zero-copy: the
+// installed torch's own kernels, exact and fast), then the plugin's native
+// kernel for it (on the device, unlike what follows), then cpu_fallback's
+// host copies. The first available one, other than the route's own kind,
+// that implements the operator wins (install.cpp).
 const std::vector<routing::RouteKind>& fallback_chain();
 
 }  // namespace flagos::dispatch

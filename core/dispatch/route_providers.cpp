@@ -231,7 +231,7 @@ const RouteProvider& provider(RouteKind kind) {
 }
 
 const std::vector<RouteKind>& fallback_chain() {
-  static const std::vector<RouteKind> chain{RouteKind::Native, RouteKind::CudaBoxing, RouteKind::CpuBoxing,
+  static const std::vector<RouteKind> chain{RouteKind::CudaBoxing, RouteKind::CpuBoxing, RouteKind::Native,
                                            RouteKind::CpuFallback};
   return chain;
 }

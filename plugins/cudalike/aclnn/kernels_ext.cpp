@@ -107,7 +107,9 @@ flagos_status_t launch(const char* fn, const Library& lib, const Op& op, const P
     if (st == FLAGOS_ERROR_OUT_OF_MEMORY)  // this kernel's limit: the next route may need less
       return fail(FLAGOS_ERROR_UNSUPPORTED, "%s: no %llu bytes of workspace for %s", fn,
                   static_cast<unsigned long long>(p.workspace), op.name);
-    if (st != FLAGOS_SUCCESS) return st;
+    if (st != FLAGOS_SUCCESS)
+      return fail(st, "%s: the core's workspace_alloc of %llu bytes failed", fn,
+                  static_cast<unsigned long long>(p.workspace));
   }
   const Status err = run(workspace, p.workspace, p.executor, stream);
   if (workspace != nullptr) s->workspace_free(s->context, workspace);
