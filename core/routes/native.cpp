@@ -190,6 +190,13 @@ bool run_native(const NativeKernel& k, const c10::OperatorHandle& op, torch::jit
   auto device_opt = find_device(args.data(), n);
   if (!device_opt) return false;
   const auto device = *device_opt;
+  // Every tensor on flagos, or the kernel cannot take the call: declined
+  // before the Meta step, so that the next route answers a CPU tensor beside
+  // a flagos one with torch's own words.
+  bool foreign = false;
+  for (const auto& v : args)
+    for_each_tensor(v, [&](const at::Tensor& t) { foreign = foreign || (t.defined() && !is_flagos(t)); });
+  if (foreign) return false;
 
   std::vector<c10::IValue> full = args;  // the out op's arguments, outs included
   std::vector<at::Tensor> outputs;
