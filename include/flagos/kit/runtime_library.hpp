@@ -108,4 +108,14 @@ Fn symbol(void* handle, const char* name) noexcept {
   return handle == nullptr ? nullptr : reinterpret_cast<Fn>(dlsym(handle, name));
 }
 
+// A call the plugin cannot work without: resolves `name` into *out and, when
+// it is absent, keeps in *missing the first absent name (what a "<library>
+// has no <call>" message names). Returns whether it was found.
+template <class Fn>
+bool require_symbol(void* handle, const char* name, Fn* out, const char** missing) noexcept {
+  *out = symbol<Fn>(handle, name);
+  if (*out == nullptr && *missing == nullptr) *missing = name;
+  return *out != nullptr;
+}
+
 }  // namespace flagos::kit

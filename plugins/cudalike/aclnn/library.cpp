@@ -14,13 +14,6 @@ OptionalLibrary<Library>& library() {
   return *l;
 }
 
-template <class Fn>
-bool resolve(void* handle, const char* name, Fn* out, std::string* missing) {
-  *out = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (*out == nullptr && missing->empty()) *missing = name;
-  return *out != nullptr;
-}
-
 // In kit/runtime_library.hpp's order, a copy already loaded first (a vendor
 // torch's aclnn and the plugin's must be one). Symbols are looked up
 // through the library's handle, which also covers what it links
@@ -32,18 +25,18 @@ bool open_aclnn(Library* lib, std::string* why) {
   if (!flagos::kit::open_library(search, &opened, why)) return false;
   lib->path = opened.path;
   lib->handle = opened.handle;
-  std::string missing;
+  const char* missing = nullptr;
   void* h = opened.handle;
-  resolve(h, "aclCreateTensor", &lib->create_tensor, &missing);
-  resolve(h, "aclDestroyTensor", &lib->destroy_tensor, &missing);
-  resolve(h, "aclCreateScalar", &lib->create_scalar, &missing);
-  resolve(h, "aclDestroyScalar", &lib->destroy_scalar, &missing);
-  resolve(h, "aclSetAclOpExecutorRepeatable", &lib->set_repeatable, &missing);
-  resolve(h, "aclDestroyAclOpExecutor", &lib->destroy_executor, &missing);
-  resolve(h, "aclSetInputTensorAddr", &lib->set_input_addr, &missing);
-  resolve(h, "aclSetOutputTensorAddr", &lib->set_output_addr, &missing);
-  lib->recent_error = reinterpret_cast<const char* (*)()>(dlsym(h, "aclGetRecentErrMsg"));
-  if (!missing.empty()) {
+  flagos::kit::require_symbol(h, "aclCreateTensor", &lib->create_tensor, &missing);
+  flagos::kit::require_symbol(h, "aclDestroyTensor", &lib->destroy_tensor, &missing);
+  flagos::kit::require_symbol(h, "aclCreateScalar", &lib->create_scalar, &missing);
+  flagos::kit::require_symbol(h, "aclDestroyScalar", &lib->destroy_scalar, &missing);
+  flagos::kit::require_symbol(h, "aclSetAclOpExecutorRepeatable", &lib->set_repeatable, &missing);
+  flagos::kit::require_symbol(h, "aclDestroyAclOpExecutor", &lib->destroy_executor, &missing);
+  flagos::kit::require_symbol(h, "aclSetInputTensorAddr", &lib->set_input_addr, &missing);
+  flagos::kit::require_symbol(h, "aclSetOutputTensorAddr", &lib->set_output_addr, &missing);
+  lib->recent_error = flagos::kit::symbol<const char* (*)()>(h, "aclGetRecentErrMsg");
+  if (missing != nullptr) {
     *why = lib->path + " has no " + missing + " (not an aclnn library this plugin supports)";
     return false;
   }

@@ -349,12 +349,7 @@ int device_name(char* name, int len, int /*device*/) {
   return 0;
 }
 
-template <class Fn>
-bool need(void* library, const char* name, Fn* out, const char** missing) {
-  *out = flagos::kit::symbol<Fn>(library, name);
-  if (*out == nullptr && *missing == nullptr) *missing = name;
-  return *out != nullptr;
-}
+using flagos::kit::require_symbol;
 
 template <class Fn>
 void maybe(void* library, const char* name, Fn* out) {
@@ -363,29 +358,29 @@ void maybe(void* library, const char* name, Fn* out) {
 
 const char* adapt(void* library, Runtime* rt) {
   const char* missing = nullptr;
-  need(library, "aclInit", &g_init, &missing);
-  need(library, "aclrtGetDeviceCount", &g_get_device_count, &missing);
-  need(library, "aclrtSetDevice", &g_set_device, &missing);
-  need(library, "aclrtGetDevice", &g_get_device, &missing);
-  need(library, "aclrtSynchronizeDevice", &g_synchronize_device, &missing);
-  need(library, "aclrtGetMemInfo", &g_get_mem_info, &missing);
-  need(library, "aclrtMalloc", &g_malloc, &missing);
-  need(library, "aclrtFree", &g_free, &missing);
-  need(library, "aclrtMallocHost", &g_malloc_host, &missing);
-  need(library, "aclrtFreeHost", &g_free_host, &missing);
-  need(library, "aclrtMemcpyAsync", &g_memcpy_async, &missing);
-  need(library, "aclrtMemsetAsync", &g_memset_async, &missing);
-  need(library, "aclrtCreateStream", &g_create_stream, &missing);
-  need(library, "aclrtDestroyStream", &g_destroy_stream, &missing);
-  need(library, "aclrtStreamQuery", &g_stream_query, &missing);
-  need(library, "aclrtSynchronizeStream", &g_synchronize_stream, &missing);
-  need(library, "aclrtStreamWaitEvent", &g_stream_wait_event, &missing);
-  need(library, "aclrtCreateEventWithFlag", &g_create_event_with_flag, &missing);
-  need(library, "aclrtRecordEvent", &g_record_event, &missing);
-  need(library, "aclrtQueryEventStatus", &g_query_event_status, &missing);
-  need(library, "aclrtSynchronizeEvent", &g_synchronize_event, &missing);
-  need(library, "aclrtDestroyEvent", &g_destroy_event, &missing);
-  need(library, "aclrtEventElapsedTime", &g_event_elapsed_time, &missing);
+  require_symbol(library, "aclInit", &g_init, &missing);
+  require_symbol(library, "aclrtGetDeviceCount", &g_get_device_count, &missing);
+  require_symbol(library, "aclrtSetDevice", &g_set_device, &missing);
+  require_symbol(library, "aclrtGetDevice", &g_get_device, &missing);
+  require_symbol(library, "aclrtSynchronizeDevice", &g_synchronize_device, &missing);
+  require_symbol(library, "aclrtGetMemInfo", &g_get_mem_info, &missing);
+  require_symbol(library, "aclrtMalloc", &g_malloc, &missing);
+  require_symbol(library, "aclrtFree", &g_free, &missing);
+  require_symbol(library, "aclrtMallocHost", &g_malloc_host, &missing);
+  require_symbol(library, "aclrtFreeHost", &g_free_host, &missing);
+  require_symbol(library, "aclrtMemcpyAsync", &g_memcpy_async, &missing);
+  require_symbol(library, "aclrtMemsetAsync", &g_memset_async, &missing);
+  require_symbol(library, "aclrtCreateStream", &g_create_stream, &missing);
+  require_symbol(library, "aclrtDestroyStream", &g_destroy_stream, &missing);
+  require_symbol(library, "aclrtStreamQuery", &g_stream_query, &missing);
+  require_symbol(library, "aclrtSynchronizeStream", &g_synchronize_stream, &missing);
+  require_symbol(library, "aclrtStreamWaitEvent", &g_stream_wait_event, &missing);
+  require_symbol(library, "aclrtCreateEventWithFlag", &g_create_event_with_flag, &missing);
+  require_symbol(library, "aclrtRecordEvent", &g_record_event, &missing);
+  require_symbol(library, "aclrtQueryEventStatus", &g_query_event_status, &missing);
+  require_symbol(library, "aclrtSynchronizeEvent", &g_synchronize_event, &missing);
+  require_symbol(library, "aclrtDestroyEvent", &g_destroy_event, &missing);
+  require_symbol(library, "aclrtEventElapsedTime", &g_event_elapsed_time, &missing);
   if (missing != nullptr) return missing;
   maybe(library, "aclrtGetSocName", &g_get_soc_name);
   maybe(library, "aclGetRecentErrMsg", &g_recent_err_msg);

@@ -170,39 +170,34 @@ int event_create(rt_event* e, unsigned) { return g_event_create(e); }
 // the layer's resets have nothing to clear.
 int get_last_error() { return 0; }
 
-template <typename Fn>
-bool take(void* library, const char* name, Fn* out, const char** missing) {
-  *out = flagos::kit::symbol<Fn>(library, name);
-  if (*out == nullptr && *missing == nullptr) *missing = name;
-  return *out != nullptr;
-}
+using flagos::kit::require_symbol;
 
 const char* adapt(void* library, Runtime* rt) {
   const char* missing = nullptr;
-  take(library, "txGetDeviceCount", &g_get_device_count, &missing);
-  take(library, "txSetDevice", &g_set_device, &missing);
-  take(library, "txGetDevice", &g_get_device, &missing);
-  take(library, "txMemGetInfo", &g_mem_get_info, &missing);
-  take(library, "txMalloc", &g_malloc, &missing);
-  take(library, "txMallocHost", &g_malloc_host, &missing);
-  take(library, "txMemcpyAsync", &g_memcpy_async, &missing);
-  take(library, "txMemcpy", &g_memcpy, &missing);
-  take(library, "txStreamSynchronize", &g_stream_synchronize, &missing);
-  take(library, "txFreeHost", &g_free_host, &missing);
-  take(library, "txMemsetAsync", &g_memset_async, &missing);
-  take(library, "txStreamCreate", &g_stream_create, &missing);
-  take(library, "txStreamWaitEvent", &g_stream_wait_event, &missing);
-  take(library, "txEventCreate", &g_event_create, &missing);
+  require_symbol(library, "txGetDeviceCount", &g_get_device_count, &missing);
+  require_symbol(library, "txSetDevice", &g_set_device, &missing);
+  require_symbol(library, "txGetDevice", &g_get_device, &missing);
+  require_symbol(library, "txMemGetInfo", &g_mem_get_info, &missing);
+  require_symbol(library, "txMalloc", &g_malloc, &missing);
+  require_symbol(library, "txMallocHost", &g_malloc_host, &missing);
+  require_symbol(library, "txMemcpyAsync", &g_memcpy_async, &missing);
+  require_symbol(library, "txMemcpy", &g_memcpy, &missing);
+  require_symbol(library, "txStreamSynchronize", &g_stream_synchronize, &missing);
+  require_symbol(library, "txFreeHost", &g_free_host, &missing);
+  require_symbol(library, "txMemsetAsync", &g_memset_async, &missing);
+  require_symbol(library, "txStreamCreate", &g_stream_create, &missing);
+  require_symbol(library, "txStreamWaitEvent", &g_stream_wait_event, &missing);
+  require_symbol(library, "txEventCreate", &g_event_create, &missing);
   // The same shapes as the layer's (handles as void*, txError_t an int enum).
-  take(library, "txDeviceSynchronize", &rt->device_synchronize, &missing);
-  take(library, "txFree", &rt->free, &missing);
-  take(library, "txStreamDestroy", &rt->stream_destroy, &missing);
-  take(library, "txStreamQuery", &rt->stream_query, &missing);
-  take(library, "txEventRecord", &rt->event_record, &missing);
-  take(library, "txEventQuery", &rt->event_query, &missing);
-  take(library, "txEventSynchronize", &rt->event_synchronize, &missing);
-  take(library, "txEventDestroy", &rt->event_destroy, &missing);
-  take(library, "txEventElapsedTime", &rt->event_elapsed_time, &missing);
+  require_symbol(library, "txDeviceSynchronize", &rt->device_synchronize, &missing);
+  require_symbol(library, "txFree", &rt->free, &missing);
+  require_symbol(library, "txStreamDestroy", &rt->stream_destroy, &missing);
+  require_symbol(library, "txStreamQuery", &rt->stream_query, &missing);
+  require_symbol(library, "txEventRecord", &rt->event_record, &missing);
+  require_symbol(library, "txEventQuery", &rt->event_query, &missing);
+  require_symbol(library, "txEventSynchronize", &rt->event_synchronize, &missing);
+  require_symbol(library, "txEventDestroy", &rt->event_destroy, &missing);
+  require_symbol(library, "txEventElapsedTime", &rt->event_elapsed_time, &missing);
   if (missing != nullptr) return missing;
   rt->get_error_string = flagos::kit::symbol<const char* (*)(int)>(library, "txGetErrorString");
   rt->launch_host_func = flagos::kit::symbol<int (*)(rt_stream, rt_host_fn, void*)>(library, "txLaunchHostFunc");
