@@ -35,13 +35,21 @@ def cache_dir() -> str:
     return os.path.join(base, "torch_fl", "exec_cache")
 
 
-def _key(op: str, plugin: dict, torch_version: str, device: str) -> str:
+def _run_key(plugin_path: str, torch_version: str, device: str):
+    """What every verdict of this run is keyed by (the plugin library read
+    once): a hash to be completed with the operator's name."""
     digest = hashlib.sha256()
-    with open(plugin["path"], "rb") as f:
+    with open(plugin_path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    for part in (op, torch_version, device, HARNESS_VERSION):
+    for part in (torch_version, device, HARNESS_VERSION):
         digest.update(b"\0" + part.encode())
+    return digest
+
+
+def _key(run_key, op: str) -> str:
+    digest = run_key.copy()
+    digest.update(b"\0" + op.encode())
     return digest.hexdigest()
 
 
@@ -71,12 +79,12 @@ def measure(ops: list[str], use_cache: bool, log=print) -> dict[str, str]:
     import torch
     import torch_fl
 
-    plugin = torch_fl.plugin_info()
     device = torch.flagos.get_device_name(0) if torch.flagos.device_count() else "no device"
+    run_key = _run_key(torch_fl.plugin_info()["path"], torch.__version__, device)
     results: dict[str, str] = {}
     os.makedirs(cache_dir(), exist_ok=True)
     for op in ops:
-        path = os.path.join(cache_dir(), _key(op, plugin, torch.__version__, device) + ".json")
+        path = os.path.join(cache_dir(), _key(run_key, op) + ".json")
         if use_cache and os.path.exists(path):
             with open(path) as f:
                 results[op] = json.load(f)["verdict"]
@@ -91,17 +99,18 @@ def measure(ops: list[str], use_cache: bool, log=print) -> dict[str, str]:
 
 def native_ops() -> list[str]:
     """Every routable operator the active plugin's native kernels serve."""
+    import torch
     from torch_fl import _C, _routing
 
-    options = _routing.catalog_options()
-    import torch
+    from tools.routing_conf.facts import _op_name
 
+    options = _routing.catalog_options()
     ops = []
     for qualified in torch._C._dispatch_get_all_op_names():
         if not qualified.startswith("aten::"):
             continue
-        name, _, overload = qualified[len("aten::"):].partition(".")
-        op = f"{name}.{overload}" if overload else name
+        name, _, overload = qualified.partition(".")
+        op = _op_name(name, overload)
         if not _C._unroutable_reason(op, options) and _C._native_serves(op):
             ops.append(op)
     return sorted(ops)
