@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := g++ cmake ninja-build ccache catch2 libspdlog-dev libtomlplusplus-dev libboost-dev clang
 PY_PACKAGES := torch==2.13.0 scikit-build-core pytest numpy expecttest diffusers transformers accelerate auditwheel
-SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake confs core plugins include tools test/fake_plugins test/cpp test/abi test/simrt -type f -not -name '*.pyc' 2>/dev/null)
+SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake confs core plugins include tools test/fake_plugins test/cpp test/abi test/simrt python/_torch_fl_startup.py python/_torch_fl_bundle.py python/torch_fl_startup.pth -type f -not -name '*.pyc' 2>/dev/null)
 STAMP := build/.stamps
 # Build-scope variables select a different build: a change to any of them
 # (or to confs/) must rebuild even when no source file changed.

@@ -11,10 +11,12 @@ then torch has loaded:
   to MACA's cu-bridge;
 - on a MUSA build (the build record's accelerator, or ``FLAGOS_PLUGIN=musa``),
   set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` if unset, so that an installed
-  torch_musa does not claim PrivateUse1 while torch imports.
+  torch_musa does not claim PrivateUse1 while torch imports;
+- load the vendor torch a ppu or dcu plugin wheel bundles (lib_<vendor>/,
+  _torch_fl_bundle), unless FLAGOS_PLUGIN names another plugin.
 
-It imports neither torch nor torch_fl, and costs one environment lookup when
-neither applies. ``import torch_fl`` reads what it did from this module
+It imports neither torch nor torch_fl, and costs a few environment lookups
+and file checks when none applies. ``import torch_fl`` reads what it did from this module
 (torch_fl._before_torch) and reports a switch that had no effect.
 """
 
@@ -31,6 +33,9 @@ SHIM_VARIABLE = "FLAGOS_METAX_CUDART_SHIM"
 # in the plugin wheel torch_fl-plugin-metax.
 SHIM_PATHS = (SITE / "torch_fl" / "plugins" / "metax" / "cudart_shim" / "libcudart.so.12",
               SITE / "torch_fl_plugin_metax" / "cudart_shim" / "libcudart.so.12")
+
+# Plugins whose wheel may bundle their vendor's torch (tools/plugin_wheel/vendor_torch.py).
+BUNDLE_VENDORS = ("ppu", "dcu")
 
 # Accelerator -> the foreign variables it fills before torch imports (set if unset).
 BEFORE_TORCH = {
@@ -91,7 +96,36 @@ def load_shim() -> None:
     shim_loaded = str(path)
 
 
+def bundle_path() -> Path | None:
+    """The bundle.json of a vendor torch to load: the first
+    torch_fl_plugin_<vendor>/lib_<vendor>/ on sys.path, for the vendor
+    FLAGOS_PLUGIN names, or any when it is unset."""
+    vendors = BUNDLE_VENDORS
+    if os.environ.get("FLAGOS_PLUGIN", "").strip():
+        vendors = tuple(v for v in BUNDLE_VENDORS if v in accelerators())
+    for vendor in vendors:
+        for entry in sys.path:
+            candidate = Path(entry or ".") / f"torch_fl_plugin_{vendor}" / f"lib_{vendor}" / "bundle.json"
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+_ran = False
+
+
 def run() -> None:
+    # Once per interpreter: site may process one site-packages folder twice
+    # (a venv over a site-packages that also holds it), running the .pth again.
+    global _ran
+    if _ran:
+        return
+    _ran = True
+    bundle = bundle_path()
+    if bundle is not None:
+        import _torch_fl_bundle
+
+        _torch_fl_bundle.load(bundle)
     if switched_on(SHIM_VARIABLE):
         load_shim()
         if shim_error:

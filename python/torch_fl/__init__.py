@@ -10,8 +10,9 @@ Import sequence (each step one concern):
      and plugin_info()["selection"] say why); an explicit plugin must
      report a device;
   4. validate GEMS_VENDOR for that plugin (torch_fl._vendor), check that
-     the build and the import agree on FLAGOS_DCU_VENDOR_CORE
-     (torch_fl._dcu_pairing), report a FLAGOS_METAX_CUDART_SHIM that
+     a vendor torch its wheel bundles was loaded before torch
+     (torch_fl._vendor_torch), pair dcu with DTK's torch (FLAGOS_DCU_VENDOR_CORE,
+     the HIP release, CUDA-key kernels: torch_fl._dcu_pairing), report a FLAGOS_METAX_CUDART_SHIM that
      came too late (torch_fl._before_torch) and, on ascend, check
      FLAGOS_USE_FLAGTREE (torch_fl.compile); fill the vendor variables the
      platform's stack reads (torch_fl._platform_env: TRITON_ENABLE_TASKQUEUE
@@ -49,7 +50,7 @@ import sys
 import torch  # noqa: F401  (libtorch must be loaded before the core)
 
 from torch_fl import _C, _autograd, _build_config_reader, _compat, _device, _env, _exit, _flaggems, _flaggems_cpp, _routing, _vendor, distributed, tileops
-from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, _platform_env, compat
+from torch_fl import _before_torch, _cuda_queries, _dcu_pairing, _platform_env, _vendor_torch, compat
 from torch_fl import multiprocessing as _multiprocessing
 from torch_fl import compile as _compile
 from torch_fl._plugins import entry_point_candidates
@@ -142,6 +143,7 @@ def _initialize() -> None:
     _check_devices(plugin)
     _device.check()
     vendor, fill_vendor = _vendor.resolve(plugin["name"])
+    _vendor_torch.check(plugin)
     _dcu_pairing.check(plugin["name"])
     _before_torch.check()
     _compile.check_flagtree(plugin["name"])

@@ -14,12 +14,13 @@ import importlib.util
 import json
 import os
 import platform
+from pathlib import Path
 from importlib import metadata
 
 import torch
 
 import torch_fl
-from torch_fl import _C, _env, _flaggems, _flaggems_cpp, _plugins, _routing, _stderr_lines, tileops
+from torch_fl import _C, _env, _flaggems, _flaggems_cpp, _plugins, _routing, _stderr_lines, _vendor_torch, tileops
 from torch_fl.compile import _environment as _compile_env
 
 ERROR, WARNING = "error", "warning"
@@ -118,12 +119,23 @@ def _active_plugin() -> dict | None:
     # The plugin's native kernels (out= overloads) and their operator caches.
     active["native_kernels"] = sorted(s.split("(")[0] for s in _C._plugin_kernel_schemas())
     active["op_cache"] = torch_fl.op_cache_stats()
+    active["vendor_torch"] = _vendor_torch_state()
     if info["device_count"] > 0:
         try:  # device 0 speaks for all: a plugin reports one kind of device
             active["capabilities"] = list(_C._device_properties(0)["capabilities"])
         except Exception as exc:
             active["capabilities"] = f"unknown ({exc})"
     return active
+
+
+def _vendor_torch_state() -> dict | None:
+    """The vendor torch bundle the start-up hook acted on (_torch_fl_bundle), if any."""
+    h = _vendor_torch.hook()
+    if h is None or h.path is None:
+        return None
+    return {"bundle": str(h.path.parent), "vendor": h.record.get("vendor"), "layout": h.record.get("layout"),
+            "torch_version": h.record.get("torch_version"), "loaded": [Path(p).name for p in h.loaded],
+            "error": h.error}
 
 
 def _plugins_section(findings: list) -> dict:
@@ -217,6 +229,11 @@ def _plugin_lines(section: dict) -> list[tuple[str, str]]:
     if active["op_cache"]:
         text += f"; {len(active['op_cache'])} keep an operator cache (FLAGOS_LOG=op_cache)"
     rows.append(("native", text))
+    bundle = active["vendor_torch"]
+    if bundle:
+        state = bundle["error"] or (f"loaded before torch: {', '.join(bundle['loaded'])} ({bundle['layout']} "
+                                    f"layout, {bundle['vendor']}'s torch {bundle['torch_version']})")
+        rows.append(("vendor torch", f"{bundle['bundle']}: {state}"))
     return rows
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tools.build_config.wheel_version import plugin_version
 
+from . import vendor_torch
 from .assets import bundle
 from .wheel_file import package_name, write_wheel
 
@@ -28,7 +29,8 @@ def build(name: str, out_dir: Path, build_dir: Path | None = None, defines: tupl
     torch_fl's with FLAGOS_WHEEL_PRERELEASE and FLAGOS_WHEEL_LOCAL applied
     (tools/build_config/wheel_version.py); a refused value raises BuildConfigError
     before anything is compiled. Runtime libraries the plugin's manifest lists
-    are bundled beside it (assets.py)."""
+    are bundled beside it (assets.py), and so is the vendor torch that
+    FLAGOS_VENDOR_TORCH_LIB names (vendor_torch.py)."""
     version = plugin_version(name)
     build_dir = build_dir or ROOT / "build" / "plugin_wheel" / name
     stage = build_dir / "stage"
@@ -42,4 +44,5 @@ def build(name: str, out_dir: Path, build_dir: Path | None = None, defines: tupl
     subprocess.run(["cmake", "--install", str(build_dir), "--prefix", str(stage), "--strip"], check=True,
                    stdout=subprocess.DEVNULL)
     bundle(stage / package_name(name), name, ROOT)
+    vendor_torch.bundle(stage / package_name(name), name)
     return write_wheel(stage / package_name(name), name, version, out_dir)

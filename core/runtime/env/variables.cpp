@@ -94,13 +94,11 @@ const std::vector<Variable>& variables() {
        "\"CUDA assets\""},
       {"FLAGOS_PPU_MKL_DIR", Scope::Build, Type::Path, "/usr/local/lib", "/usr/local/lib", "",
        "Directory the PPU libtorch bundling script takes MKL from",
-       "build", "ppu plugin packaging (the build records it; no PPU libtorch bundling step exists to read it)"},
+       "build", "", "simulated runtime only"},
       {"FLAGOS_DCU_VENDOR_CORE", Scope::BuildAndRuntime, Type::Bool, "0", "0 (off)", "",
        "Use DTK's forked core libraries instead of the official PyTorch core. Must "
        "match at build and import time. See DCU without DTK's core libraries",
-       "build",
-       "the dcu vendor-torch pairing (DTK's core libraries; the build records it, and an import with the dcu "
-       "plugin active fails naming both values when they differ)"},
+       "build", "", "simulated runtime only"},
       {"FLAGOS_BACKEND_CONFIG", Scope::Runtime, Type::Path, "", "No default", "",
        "Absolute path to a backends_*.conf file; overrides the conf torch_fl selects "
        "from the build record. For testing and debugging only — the wheel's own "
@@ -183,13 +181,11 @@ const std::vector<Variable>& variables() {
        "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_DCU_HIP_VERSION", Scope::Runtime, Type::String, "", "No default", "",
        "Override HIP version detection for the DCU runtime",
-       "vendor-shims",
-       "the dcu vendor-torch pairing (the torch/DTK version check whose detection it overrides needs DTK's "
-       "torch)"},
+       "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_DCU_SKIP_RUNTIME_CHECK", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Skip the DCU post-import checks (torch/DTK version alignment and CUDA-key "
        "kernel presence), for deliberately testing a non-matching wheel pair",
-       "vendor-shims", "the dcu vendor-torch pairing (the checks it skips examine DTK's torch)"},
+       "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_DCU_SDPA_FLASH", Scope::Runtime, Type::Bool, "1", "1 (on)", "",
        "On DCU, point DTK's SDPA selector at its CUTLASS flash adapter when the stack "
        "has one, instead of forcing the math decomposition. A stack without DTK's "
@@ -217,7 +213,7 @@ const std::vector<Variable>& variables() {
       {"FLAGOS_DCU_SKIP_LEGACY_SMOKE", Scope::Test, Type::Bool, "0", "0 (off)", "",
        "In .github/scripts/set_env_dcu.sh, skip the legacy-mode smoke path "
        "(FLAGOS_DCU_VENDOR_CORE=1) after the decoupled gates have run",
-       "vendor-shims", "dcu plugin CI"},
+       "vendor-shims", "", "simulated runtime only"},
       {"FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT", Scope::Runtime, Type::Bool, "0", "0 (off)", "",
        "Leave torch.nn.attention.flex_attention's hard-coded {cuda, cpu, xpu, hpu} "
        "device gate alone, so a flagos tensor is refused at the entry point as it is "

@@ -2,6 +2,8 @@
 // and driver_types.h, identical across ROCm 5.0-6.2; that DTK's
 // older HIP matches is unverified. Differs from CUDA: attribute ids, priority
 // range, error names, hipHostMalloc flags, and no NotPermitted code.
+#include <cstdlib>
+
 #include "exports.h"
 
 namespace {
@@ -40,3 +42,12 @@ SIMRT_EXPORT_HOST_ALLOC_FLAGS(hipHostMalloc, kHip)
 SIMRT_EXPORT_FREE_HOST(hipHostFree, kHip)
 SIMRT_EXPORT_DEVICE_NAME(hipDeviceGetName, kHip, false)
 SIMRT_EXPORT_TOTAL_MEM(hipDeviceTotalMem, kHip, false)
+
+// HIP_VERSION's encoding, major * 10000000 + minor * 100000 + patch;
+// SIMRT_HIP_VERSION sets it (default 6.2.41134, a DTK 25.04-era HIP).
+SIMRT_EXPORT int hipRuntimeGetVersion(int* version) {
+  if (version == nullptr) return 1;  // hipErrorInvalidValue
+  const char* given = std::getenv("SIMRT_HIP_VERSION");
+  *version = given != nullptr ? std::atoi(given) : 60241134;
+  return 0;
+}
