@@ -129,15 +129,9 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   // Mutated operands: pair each flagos tensor with its (maybe resized) host view.
-  const std::vector<bool>& writes = routes::written_arguments(op);
-  for (size_t i = 0; i < num_args; ++i) {
-    if (!writes[i]) continue;
-    std::vector<at::Tensor> device_side, host_side;
-    for_each_tensor(args[i], [&](const at::Tensor& t) { device_side.push_back(t); });
-    for_each_tensor(host_args[i], [&](const at::Tensor& t) { host_side.push_back(t); });
-    for (size_t k = 0; k < device_side.size() && k < host_side.size(); ++k)
-      if (is_flagos(device_side[k])) mirrors.mark_written(device_side[k], host_side[k]);
-  }
+  routes::for_each_written(op, args, host_args, [&](const at::Tensor& device_side, const at::Tensor& host_side) {
+    if (is_flagos(device_side)) mirrors.mark_written(device_side, host_side);
+  });
   mirrors.upload();
 
   const size_t num_returns = schema.returns().size();

@@ -78,4 +78,19 @@ void require_strided_result(const std::string& op, const at::Tensor& result);
 // operator; thread-safe.
 const std::vector<bool>& written_arguments(const c10::OperatorHandle& op);
 
+// After a kernel ran on copies: f(device tensor, its copy) for each tensor of
+// each argument the kernel may have written (args and copies side by side).
+template <typename F>
+void for_each_written(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args,
+                      const std::vector<c10::IValue>& copies, F&& f) {
+  const std::vector<bool>& writes = written_arguments(op);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!writes[i]) continue;
+    std::vector<at::Tensor> device_side, host_side;
+    for_each_tensor(args[i], [&](const at::Tensor& t) { device_side.push_back(t); });
+    for_each_tensor(copies[i], [&](const at::Tensor& t) { host_side.push_back(t); });
+    for (size_t k = 0; k < device_side.size() && k < host_side.size(); ++k) f(device_side[k], host_side[k]);
+  }
+}
+
 }  // namespace flagos::routes
