@@ -21,6 +21,17 @@ PROBE = textwrap.dedent(r"""
     import torch
     import torch_fl
 
+    def default_device(device, make):
+        torch.set_default_device(device)
+        try:
+            return make()
+        finally:
+            torch.set_default_device(None)
+
+    def within(device, make):
+        with device:
+            return make()
+
     def device_of(make):
         try:
             return str(make().device)
@@ -44,6 +55,14 @@ PROBE = textwrap.dedent(r"""
             "new_zeros": device_of(lambda: torch.ones(2).new_zeros(3, device="cuda")),
             "module.cuda()": device_of(lambda: model.cuda().weight),
             "module.to(cuda)": device_of(lambda: model.to("cuda").bias),
+            "set_default_device(cuda)": device_of(lambda: default_device("cuda", lambda: torch.zeros(2))),
+            "with torch.device(cuda)": device_of(lambda: within(torch.device("cuda"), lambda: torch.ones(2))),
+        }
+        # Default devices that are not cuda still reach the wrapped factories.
+        out["default devices"] = {
+            "meta": device_of(lambda: default_device("meta", lambda: torch.randn(2))),
+            "with meta": device_of(lambda: within(torch.device("meta"), lambda: torch.nn.Linear(2, 2).weight)),
+            "with flagos:1": device_of(lambda: within(torch.device("flagos:1"), lambda: torch.arange(2))),
         }
     if "--devices" in sys.argv and "cuda_alias" in out["installed"]:
         model = torch.nn.Linear(4, 2)
@@ -110,9 +129,34 @@ def test_alias_is_on_by_default_with_the_shim(aliased):
 
 @pytest.mark.parametrize("entry", [
     "torch.device", "torch.device(type, index)", "cuda:0 string", "tensor.cuda()", "tensor.cuda(0)", ".to(cuda)",
-    ".to(device=torch.device)", "factory", "arange", "new_zeros", "module.cuda()", "module.to(cuda)"])
+    ".to(device=torch.device)", "factory", "arange", "new_zeros", "module.cuda()", "module.to(cuda)",
+    "set_default_device(cuda)", "with torch.device(cuda)"])
 def test_cuda_means_flagos_at_each_entry_point(aliased, entry):
     assert aliased["devices"][entry] in ("flagos", "flagos:0")
+
+
+def test_default_device_contexts_see_through_the_wrapped_factories(aliased):
+    assert aliased["default devices"] == {"meta": "meta", "with meta": "meta", "with flagos:1": "flagos:1"}
+
+
+def test_torchscript_compiles_calls_to_the_wrapped_factories(tmp_path):
+    # TorchScript reads a function's source (so a file, not -c) and must take
+    # a wrapped factory for the aten op it wraps.
+    script = tmp_path / "scripted.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+        import torch_fl
+
+        @torch.jit.script
+        def scripted(x):
+            return x + torch.zeros(2, device=x.device) + torch.arange(2, device=x.device)
+
+        print(torch_fl.compat.installed(), scripted(torch.ones(2, device="flagos")).tolist())
+    """))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_") or k == "FLAGOS_PLUGIN"}
+    got = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert "'cuda_alias'" in got.stdout and got.stdout.strip().endswith("[1.0, 2.0]")
 
 
 def test_amp_and_loading_follow_the_alias(aliased):

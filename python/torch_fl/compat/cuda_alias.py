@@ -10,6 +10,7 @@ lists them, their cost and what they cannot catch):
   factories               torch.empty/zeros/randn/arange/tensor/... and
                           Tensor.new_*: a ``device=`` keyword
   Tensor.to, Module.to    a device argument, positional or keyword
+  torch.set_default_device, ``with torch.device(...)``   the default device
   Tensor.cuda, Module.cuda, storage .cuda()   flagos' own .flagos()
   torch.autocast / torch.amp.GradScaler       device_type "cuda"
   torch.load              map_location "cuda[:i]", a cuda device or a dict
@@ -112,6 +113,16 @@ def _device_type_init(cls, keyword: str):
     return aliased
 
 
+def _device_context_init(init):
+    """DeviceContext (torch.set_default_device, ``with torch.device(...)``):
+    its device, which may be "cuda[:i]" or a cuda device."""
+    @functools.wraps(init)
+    def aliased(self, device):
+        init(self, _flagos(device))
+
+    return aliased
+
+
 def _map_location(location):
     if isinstance(location, dict):
         return {k: _flagos(v) for k, v in location.items()}
@@ -139,9 +150,23 @@ def install() -> None:
     if _installed:
         return
     _installed = True
+    from torch.jit import _builtins
+    from torch.utils import _device
+
+    # torch.set_default_device and `with torch.device(...)` add the device to
+    # the factories torch dispatches, which are the originals the wrappers
+    # call: their table (cached once) must be made of those, not the wrappers.
+    _device._device_constructors()
+    _device.DeviceContext.__init__ = _device_context_init(_device.DeviceContext.__init__)
     for name in FACTORIES:
         if hasattr(torch, name):
-            setattr(torch, name, _with_device_keyword(getattr(torch, name)))
+            original = getattr(torch, name)
+            setattr(torch, name, _with_device_keyword(original))
+            # TorchScript compiles a call to the wrapper as the aten op the
+            # original is, instead of failing to read a builtin's source.
+            op = _builtins._find_builtin(original)
+            if op is not None:
+                _builtins._register_builtin(getattr(torch, name), op)
     for name in TENSOR_FACTORIES:
         setattr(torch.Tensor, name, _with_device_keyword(getattr(torch.Tensor, name), name))
     torch.Tensor.to = _tensor_to(torch.Tensor.to)
