@@ -29,3 +29,33 @@ def test_accelerator_picks_flagos_and_prepares_a_model():
     acc.backward(loss)
     opt.step()
     assert next(model.parameters()).grad.device.type == "flagos"
+
+
+@pytest.fixture(scope="module")
+def saved_gpt2(tmp_path_factory):
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=32,
+                                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    folder = tmp_path_factory.mktemp("gpt2")
+    transformers.GPT2LMHeadModel(config).save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("device_map", [None, "flagos", "auto"])
+def test_a_loaded_model_trains_on_flagos_as_on_the_cpu(saved_gpt2, device_map):
+    # transformers kernelizes a loaded model on .train() and on device_map
+    # through Hugging Face kernels, whose device check knows no flagos
+    # (the hub_kernels shim); device_map="auto" asks torch.accelerator.
+    pytest.importorskip("kernels")
+    load = transformers.AutoModelForCausalLM.from_pretrained
+    model = load(saved_gpt2, device_map=device_map) if device_map else load(saved_gpt2).to("flagos")
+    assert model.device.type == "flagos"
+    reference = load(saved_gpt2)
+    ids = torch.randint(0, 100, (2, 8))
+    losses = []
+    for m, x in ((model, ids.to("flagos")), (reference, ids)):
+        m.train()
+        loss = m(x, labels=x).loss
+        loss.backward()
+        losses.append(loss.item())
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)

@@ -12,6 +12,8 @@ framework's module to load, so ``import torch_fl`` imports none of them.
   apex             Apex's multi-tensor kernels on flagos tensors, where the
                    plugin is CUDA-ABI or host-addressable;
   flex_attention   every plugin;
+  hub_kernels      every plugin: Hugging Face kernels' device check lets
+                   flagos through (transformers kernelizes on .train());
   qwen_image_rope  plugins that declare it ([compat] qwen_image_rope in their
                    manifest: gcu and ascend, whose stacks serve (gcu) or
                    build (ascend) diffusers' complex rotary operands badly).
@@ -60,6 +62,7 @@ def activate() -> list[str]:
             names.append("apex")
     if not _env.get("FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT"):
         names.append("flex_attention")
+    names.append("hub_kernels")
     if (_manifest.declared(_plugin, "compat", "qwen_image_rope", bool, False)
             and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE")):
         names.append("qwen_image_rope")
@@ -96,6 +99,9 @@ def _install(names: list[str]) -> None:
     if "flex_attention" in names:
         from torch_fl.compat import flex_attention
         after_import("torch.nn.attention.flex_attention", flex_attention.relax_device_gate)
+    if "hub_kernels" in names:
+        from torch_fl.compat import hub_kernels
+        after_import(hub_kernels.MODULE, hub_kernels.install)
     if "qwen_image_rope" in names:
         from torch_fl.compat import qwen_image_rope
         after_import(qwen_image_rope.MODULE, qwen_image_rope.install)
