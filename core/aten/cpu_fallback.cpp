@@ -15,6 +15,7 @@
 
 #include "aten/host_dtype_gaps.h"
 #include "aten/host_mirror.h"
+#include "aten/nested_fallback.h"
 #include "aten/transfer.h"
 #include "device/generator.h"
 #include "device/graph.h"
@@ -51,6 +52,7 @@ at::Tensor to_device(const at::Tensor& host, c10::DeviceIndex device) {
   if (!host.defined()) return host;
   const c10::Device where(c10::DeviceType::PrivateUse1, device);
   if (host._is_zerotensor()) return zero_tensor(host, where);
+  if (host.is_nested()) return nested_to_device(host, where);
   if (host.is_conj() || host.is_neg()) return to_device(host.resolve_conj().resolve_neg(), device);
   at::Tensor out = host.is_non_overlapping_and_dense()
                        ? at::empty_strided(host.sizes(), host.strides(), host.options().device(where))

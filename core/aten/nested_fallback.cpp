@@ -10,6 +10,8 @@
 // has its storage written back. Dense flagos operands go to the CPU and back
 // as in cpu_fallback. Sparse and compressed-sparse flagos tensors, which the
 // device never holds, are refused in one [flagos] line naming the operator.
+#include "aten/nested_fallback.h"
+
 #include <ATen/ATen.h>
 #include <ATen/NestedTensorImpl.h>
 #include <c10/core/DeviceGuard.h>
@@ -77,8 +79,7 @@ class NestedCall {
     const NestedOperand* source = operand_sharing(host);
     if (host.is_nested()) {
       const auto* impl = at::native::get_nested_tensor_impl(host);
-      at::Tensor storage = source ? source->device_storage : impl->get_unsafe_storage_as_tensor().to(where);
-      return wrap(storage, *impl);
+      return source ? wrap(source->device_storage, *impl) : nested_to_device(host, where);
     }
     if (source) return source->device_storage.as_strided(host.sizes(), host.strides(), host.storage_offset());
     routes::require_strided_result(name_, host);
@@ -183,6 +184,11 @@ constexpr char kSparse[] = "sparse COO";
 constexpr char kCompressed[] = "compressed sparse";
 
 }  // namespace
+
+at::Tensor nested_to_device(const at::Tensor& host, c10::Device where) {
+  const auto* impl = at::native::get_nested_tensor_impl(host);
+  return wrap(impl->get_unsafe_storage_as_tensor().to(where), *impl);
+}
 
 TORCH_LIBRARY_IMPL(_, NestedTensorPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&nested_fallback>());
