@@ -1,8 +1,10 @@
 """Loads a plugin wheel's bundled vendor torch (lib_<vendor>/, written by
 tools/plugin_wheel/vendor_torch.py) before torch imports.
 
-Run by torch_fl's start-up hook (_torch_fl_startup) only when such a bundle
-is on sys.path. Every library is loaded into the global scope in the
+Armed by torch_fl's start-up hook (_torch_fl_startup) only when such a bundle
+is on sys.path, it acts at the process's first ``import torch`` (a finder at
+the head of sys.meta_path), so an interpreter that never imports torch loads
+nothing. Every library is loaded into the global scope in the
 bundle's order, so that torch's own libraries, loading next, bind to them by
 soname: in a "core" bundle the vendor's libc10/libtorch_cpu/... stand in for
 the installed torch's (whose files are never touched); in a "device" bundle
@@ -84,6 +86,30 @@ def _refusal() -> str | None:
         global note
         note = f"{why}; loaded anyway ({skip}=1)"
     return None
+
+
+class _BeforeTorch:
+    """A meta-path finder that loads the bundle when torch is first imported,
+    then steps aside (it finds nothing itself)."""
+
+    def __init__(self, bundle: Path) -> None:
+        self.bundle = bundle
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            sys.meta_path.remove(self)
+            load(self.bundle)
+        return None
+
+
+def arm(bundle: Path) -> None:
+    """Loads the bundle at `bundle` (bundle.json) right before torch imports."""
+    global path
+    path = bundle
+    if "torch" in sys.modules:
+        load(bundle)
+    else:
+        sys.meta_path.insert(0, _BeforeTorch(bundle))
 
 
 def load(bundle: Path) -> None:

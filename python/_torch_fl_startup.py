@@ -12,8 +12,9 @@ then torch has loaded:
 - on a MUSA build (the build record's accelerator, or ``FLAGOS_PLUGIN=musa``),
   set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` if unset, so that an installed
   torch_musa does not claim PrivateUse1 while torch imports;
-- load the vendor torch a ppu or dcu plugin wheel bundles (lib_<vendor>/,
-  _torch_fl_bundle), unless FLAGOS_PLUGIN names another plugin.
+- arm the loading of the vendor torch a ppu or dcu plugin wheel bundles
+  (lib_<vendor>/, _torch_fl_bundle: at the first ``import torch``), unless
+  FLAGOS_PLUGIN names another plugin.
 
 It imports neither torch nor torch_fl, and costs a few environment lookups
 and file checks when none applies. ``import torch_fl`` reads what it did from this module
@@ -125,7 +126,7 @@ def run() -> None:
     if bundle is not None:
         import _torch_fl_bundle
 
-        _torch_fl_bundle.load(bundle)
+        _torch_fl_bundle.arm(bundle)
     if switched_on(SHIM_VARIABLE):
         load_shim()
         if shim_error:

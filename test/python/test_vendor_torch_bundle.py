@@ -113,6 +113,15 @@ def ppu_torch(tmp_path) -> tuple[Path, Path]:
     return vendor_torch_dir(tmp_path, "libtorch_cuda.so", f"{RELEASE}+ppu", mkl=mkl / "libmkl_core.so"), mkl
 
 
+def test_a_bundle_loads_at_the_first_import_of_torch_only(simrt, tmp_path, ppu_torch, monkeypatch):
+    lib, mkl = ppu_torch
+    site = stage(tmp_path, "ppu", {"FLAGOS_VENDOR_TORCH_LIB": str(lib), "FLAGOS_PPU_MKL_DIR": str(mkl)}, monkeypatch)
+    count = "print(open('/proc/self/maps').read().count('/lib_ppu/libtorch_cuda.so') > 0)"
+    env = environment(simrt, "ppu", PYTHONPATH=str(site))
+    assert run_python(count, env=env, check=True).stdout.split() == ["False"]
+    assert run_python("import torch; " + count, env=env, check=True).stdout.split() == ["True"]
+
+
 def test_a_ppu_bundle_carries_the_core_and_mkl_and_torch_runs_on_them(simrt, tmp_path, ppu_torch, monkeypatch):
     lib, mkl = ppu_torch
     site = stage(tmp_path, "ppu", {"FLAGOS_VENDOR_TORCH_LIB": str(lib), "FLAGOS_PPU_MKL_DIR": str(mkl)}, monkeypatch)
