@@ -185,9 +185,28 @@ constexpr char kCompressed[] = "compressed sparse";
 
 }  // namespace
 
+namespace {
+
+// How torch.load rebuilds a nested tensor: a view of the buffer's own
+// storage, device-independent as torch's CPU kernel is (run through a route,
+// its nested result would be copied and lose its storage).
+at::Tensor nested_view_from_buffer(const at::Tensor& buffer, const at::Tensor& nested_sizes,
+                                   const at::Tensor& nested_strides, const at::Tensor& storage_offsets) {
+  if (buffer.dim() != 1 || !buffer.is_contiguous())
+    throw Error("aten::_nested_view_from_buffer: the buffer must be a contiguous 1-D tensor");
+  return at::detail::make_tensor<at::native::NestedTensorImpl>(c10::TensorImpl::VIEW, buffer, nested_sizes,
+                                                               nested_strides, storage_offsets);
+}
+
+}  // namespace
+
 at::Tensor nested_to_device(const at::Tensor& host, c10::Device where) {
   const auto* impl = at::native::get_nested_tensor_impl(host);
   return wrap(impl->get_unsafe_storage_as_tensor().to(where), *impl);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_nested_view_from_buffer", &nested_view_from_buffer);
 }
 
 TORCH_LIBRARY_IMPL(_, NestedTensorPrivateUse1, m) {

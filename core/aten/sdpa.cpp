@@ -72,6 +72,9 @@ int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Ten
   } else {
     return math;  // the choice would need the CPU kernels' memory access
   }
+  // Nested operands run on the CPU's nested kernels (nested_fallback.cpp),
+  // which serve the math decomposition.
+  if (q.is_nested() || k.is_nested() || v.is_nested()) return math;
   // A shape only known symbolically (dynamic shapes under compile): the math
   // decomposition, which every shape takes.
   if (symbolic(q) || symbolic(k) || symbolic(v) || (mask && mask->defined() && symbolic(*mask))) return math;

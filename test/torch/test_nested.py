@@ -78,3 +78,20 @@ def test_a_sparse_tensor_moved_to_flagos_is_one_clear_error(make, layout):
                                            rf"{layout} \(docs/platforms/README.md, \"Layouts\"\)"):
         make()
     assert (torch.ones(2, device="flagos") + 1).tolist() == [2.0, 2.0]
+
+
+def test_a_nested_tensor_saves_and_loads_onto_flagos(pair, tmp_path):
+    cpu, dev = pair
+    torch.save({"nested": dev}, tmp_path / "nested.pt")
+    loaded = torch.load(tmp_path / "nested.pt")["nested"]
+    assert loaded.is_nested and loaded.device.type == "flagos"
+    assert torch.equal(padded(loaded), padded(cpu))
+
+
+def test_attention_over_nested_sequences_matches_the_cpu():
+    q = torch.nested.nested_tensor([torch.randn(2, 3, 8), torch.randn(2, 5, 8)])
+    expected = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    d = q.to("flagos")
+    out = torch.nn.functional.scaled_dot_product_attention(d, d, d)
+    assert out.is_nested and out.device.type == "flagos"
+    torch.testing.assert_close(padded(out), padded(expected))
