@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <ATen/core/CachingHostAllocator.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/core/CPUAllocator.h>
 
 #include <atomic>
 #include <memory>
@@ -33,13 +34,23 @@ memory::HostCache& cache() {
 
 void free_pinned(void* ptr) { cache().free(ptr); }
 
+// A plugin without page-locked host memory (bpu) serves pin requests with
+// ordinary host memory: torch makes one for every non_blocking
+// device-to-host copy, where pinning is only a speed-up. Such tensors are
+// not pinned (is_pinned() is false) and copies into them are synchronous.
+bool pageable_only() {
+  return plugin::active() && device::device_count() > 0 && !has_capability(0, FLAGOS_CAP_PINNED_HOST);
+}
 
 struct FlagosHostAllocator final : public at::HostAllocator {
   at::DataPtr allocate(size_t bytes) override {
+    if (pageable_only()) return c10::GetCPUAllocator()->allocate(bytes);
     void* ptr = cache().allocate(bytes);
     return {ptr, ptr, &free_pinned, at::Device(at::kCPU)};
   }
-  at::DeleterFnPtr raw_deleter() const override { return &free_pinned; }
+  at::DeleterFnPtr raw_deleter() const override {
+    return pageable_only() ? c10::GetCPUAllocator()->raw_deleter() : &free_pinned;
+  }
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     std::memcpy(dest, src, count);  // pinned memory is ordinary host memory
   }

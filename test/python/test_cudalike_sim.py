@@ -284,6 +284,23 @@ def test_devices_and_properties_come_from_scalar_getters(vendor, simrt):
     assert ("cuda_abi" in caps) == (vendor in ("cuda", "ppu"))
 
 
+def test_without_page_locked_memory_pin_requests_get_ordinary_memory(simrt):
+    # torch asks for pinned memory on every non_blocking device-to-host copy
+    # and for DataLoader(pin_memory=True); bpu has none, so those get
+    # ordinary memory (not pinned) and the copies complete as they return.
+    code = """
+        import json, torch, torch_fl
+        z = torch.arange(6.0, device="flagos")
+        h = z.to("cpu", non_blocking=True)
+        data = torch.utils.data.TensorDataset(torch.arange(6.0))
+        batch = next(iter(torch.utils.data.DataLoader(data, batch_size=3, pin_memory=True)))[0]
+        print(json.dumps([h.tolist(), h.is_pinned(), torch.empty(2, pin_memory=True).is_pinned(), batch.tolist()]))
+    """
+    proc = run_python(code, env=environment(simrt, "bpu", SIMRT_GUARD="1"), check=True)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], False, False,
+                                                                [0.0, 1.0, 2.0]]
+
+
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_the_demo_trains_as_on_the_cpu(vendor, simrt):
     proc = run_python("", args=[str(ROOT / "tools" / "demo.py")], env=environment(simrt, vendor))
