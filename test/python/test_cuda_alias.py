@@ -139,6 +139,24 @@ def test_default_device_contexts_see_through_the_wrapped_factories(aliased):
     assert aliased["default devices"] == {"meta": "meta", "with meta": "meta", "with flagos:1": "flagos:1"}
 
 
+def test_torch_compile_applies_the_default_device_to_wrapped_factories():
+    # Dynamo hands the default device's mode the wrapper it traced through.
+    code = textwrap.dedent("""
+        import torch, torch_fl
+        torch.set_default_device("flagos")
+
+        @torch.compile(fullgraph=True)
+        def scaled(n):
+            return torch.ones(3) * n
+
+        print(torch_fl.compat.installed(), scaled(torch.tensor(2.0)).tolist(), torch.ones(1).device)
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_") or k == "FLAGOS_PLUGIN"}
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert "'cuda_alias'" in got.stdout and got.stdout.strip().endswith("[2.0, 2.0, 2.0] flagos:0")
+
+
 def test_torchscript_compiles_calls_to_the_wrapped_factories(tmp_path):
     # TorchScript reads a function's source (so a file, not -c) and must take
     # a wrapped factory for the aten op it wraps.

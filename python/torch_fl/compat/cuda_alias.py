@@ -156,17 +156,20 @@ def install() -> None:
     # torch.set_default_device and `with torch.device(...)` add the device to
     # the factories torch dispatches, which are the originals the wrappers
     # call: their table (cached once) must be made of those, not the wrappers.
-    _device._device_constructors()
+    constructors = _device._device_constructors()
     _device.DeviceContext.__init__ = _device_context_init(_device.DeviceContext.__init__)
     for name in FACTORIES:
         if hasattr(torch, name):
             original = getattr(torch, name)
-            setattr(torch, name, _with_device_keyword(original))
+            wrapper = _with_device_keyword(original)
+            setattr(torch, name, wrapper)
+            if original in constructors:  # Dynamo may hand the mode either one
+                constructors.add(wrapper)
             # TorchScript compiles a call to the wrapper as the aten op the
             # original is, instead of failing to read a builtin's source.
             op = _builtins._find_builtin(original)
             if op is not None:
-                _builtins._register_builtin(getattr(torch, name), op)
+                _builtins._register_builtin(wrapper, op)
     for name in TENSOR_FACTORIES:
         setattr(torch.Tensor, name, _with_device_keyword(getattr(torch.Tensor, name), name))
     torch.Tensor.to = _tensor_to(torch.Tensor.to)
