@@ -154,8 +154,9 @@ def install() -> None:
     from torch.utils import _device
 
     # torch.set_default_device and `with torch.device(...)` add the device to
-    # the factories torch dispatches, which are the originals the wrappers
-    # call: their table (cached once) must be made of those, not the wrappers.
+    # the factories in torch's table (cached once): eager calls reach the mode
+    # as the originals the wrappers call, compiled ones as the wrappers Dynamo
+    # traced through, so the table holds both.
     constructors = _device._device_constructors()
     _device.DeviceContext.__init__ = _device_context_init(_device.DeviceContext.__init__)
     for name in FACTORIES:
@@ -163,7 +164,7 @@ def install() -> None:
             original = getattr(torch, name)
             wrapper = _with_device_keyword(original)
             setattr(torch, name, wrapper)
-            if original in constructors:  # Dynamo may hand the mode either one
+            if original in constructors:
                 constructors.add(wrapper)
             # TorchScript compiles a call to the wrapper as the aten op the
             # original is, instead of failing to read a builtin's source.
