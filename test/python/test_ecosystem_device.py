@@ -16,7 +16,22 @@ accelerate = pytest.importorskip("accelerate")
 def test_training_arguments_pick_flagos(tmp_path):
     args = transformers.TrainingArguments(output_dir=str(tmp_path), report_to=[])
     assert args.device.type == "flagos"
-    assert args.n_gpu == torch.flagos.device_count()
+    # One device per process: n_gpu > 1 would make the Trainer use
+    # nn.DataParallel, whose replication is CUDA-only.
+    assert args.n_gpu == 1
+
+
+def test_the_trainer_trains_on_flagos(tmp_path):
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=16)
+    ids = torch.randint(0, 50, (8, 8))
+    data = [{"input_ids": row, "labels": row} for row in ids]
+    args = transformers.TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4, max_steps=2,
+                                          report_to=[], save_strategy="no")
+    trainer = transformers.Trainer(model=transformers.GPT2LMHeadModel(config), args=args, train_dataset=data)
+    result = trainer.train()
+    assert next(trainer.model.parameters()).device.type == "flagos"
+    assert result.global_step == 2 and result.training_loss > 0
 
 
 def test_accelerator_picks_flagos_and_prepares_a_model():
