@@ -139,6 +139,27 @@ def test_default_device_contexts_see_through_the_wrapped_factories(aliased):
     assert aliased["default devices"] == {"meta": "meta", "with meta": "meta", "with flagos:1": "flagos:1"}
 
 
+@pytest.mark.skipif(hasattr(torch._C, "_nvtx"), reason="this torch has NVTX: torch.cuda.nvtx stays torch's")
+def test_nvtx_ranges_become_profiler_ranges_without_a_cuda_build():
+    code = textwrap.dedent("""
+        import torch, torch_fl
+        with torch.profiler.profile() as prof:
+            torch.cuda.nvtx.range_push("phase-a")
+            x = torch.ones(4, device="cuda") * 2
+            torch.cuda.nvtx.range_pop()
+            with torch.cuda.nvtx.range("phase-{}", "b"):
+                x = x + 1
+            handle = torch.cuda.nvtx.range_start("phase-c")
+            torch.cuda.nvtx.range_end(handle)
+            torch.cuda.nvtx.mark("tick")
+        print(sorted(e.key for e in prof.key_averages() if e.key.startswith(("phase", "tick"))))
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_") or k == "FLAGOS_PLUGIN"}
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert got.stdout.strip().splitlines()[-1] == "['phase-a', 'phase-b', 'phase-c', 'tick']"
+
+
 def test_torch_compile_applies_the_default_device_to_wrapped_factories():
     # Dynamo hands the default device's mode the wrapper it traced through.
     code = textwrap.dedent("""

@@ -44,13 +44,13 @@ def test_full_profile_installs_the_shims_at_import():
     out = probe({})
     assert out["before"] == out["after"] == {"flex_gate": True, "qwen_waiting": False, "cuda_alias": True,
                                              "cuda_shim": True}
-    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "apex", "flex_attention", "hub_kernels"] == out["again"]
+    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "apex", "flex_attention", "hub_kernels", "data_parallel"] == out["again"]
 
 
 def test_minimal_profile_leaves_them_until_activate():
     out = probe({"FLAGOS_STARTUP_PROFILE": "minimal"})
     assert out["before"] == {"flex_gate": False, "qwen_waiting": False, "cuda_alias": False, "cuda_shim": False}
-    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "apex", "flex_attention", "hub_kernels"]
+    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "apex", "flex_attention", "hub_kernels", "data_parallel"]
     assert out["after"] == {"flex_gate": True, "qwen_waiting": False, "cuda_alias": True, "cuda_shim": True}
 
 
@@ -60,7 +60,7 @@ def test_activate_installs_the_platforms_shims_for_the_active_plugin(simrt):
     out = probe(environment(simrt, "gcu", FLAGOS_STARTUP_PROFILE="minimal"))
     assert not any(out["before"].values())
     # (no apex: gcu is neither CUDA-ABI nor host-addressable)
-    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "flex_attention", "hub_kernels", "qwen_image_rope"]
+    assert out["activated"] == ["cuda_alias", "transformers_device", "cuda_shim", "flex_attention", "hub_kernels", "data_parallel", "qwen_image_rope"]
     assert out["after"]["flex_gate"] and out["after"]["qwen_waiting"]
 
 
@@ -68,4 +68,4 @@ def test_a_switched_off_shim_stays_off_after_activate():
     out = probe({"FLAGOS_STARTUP_PROFILE": "minimal", "FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT": "1",
                  "FLAGOS_ALIAS_CUDA": "0", "FLAGOS_DISABLE_CUDA_SHIM": "1", "FLAGOS_DISABLE_APEX_COMPAT": "1"})
     # hub_kernels has no switch: it only lets flagos through a check that would refuse it.
-    assert out["activated"] == ["hub_kernels"] and not any(out["after"].values())
+    assert out["activated"] == ["hub_kernels", "data_parallel"] and not any(out["after"].values())

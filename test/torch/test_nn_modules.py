@@ -158,3 +158,15 @@ def test_embedding_matches_the_cpu():
     cpu(idx).square().sum().backward()
     dev(idx.to("flagos")).square().sum().backward()
     torch.testing.assert_close(dev.weight.grad.cpu(), cpu.weight.grad)
+
+
+def test_data_parallel_over_a_flagos_module_runs_it_on_its_device():
+    # DataParallel's replication is CUDA-only: on flagos it keeps its own
+    # one-device behaviour (inputs moved to the module's device).
+    torch.manual_seed(0)
+    plain = nn.Linear(4, 2).to("flagos")
+    wrapped = nn.DataParallel(plain)
+    x = torch.randn(3, 4)
+    out = wrapped(x)
+    assert out.device == plain.weight.device
+    torch.testing.assert_close(out.cpu(), plain.cpu()(x))

@@ -14,6 +14,8 @@ framework's module to load, so ``import torch_fl`` imports none of them.
   flex_attention   every plugin;
   hub_kernels      every plugin: Hugging Face kernels' device check lets
                    flagos through (transformers kernelizes on .train());
+  data_parallel    any plugin with a device: nn.DataParallel over a module on
+                   flagos runs it on its one device (replication is CUDA-only);
   qwen_image_rope  plugins that declare it ([compat] qwen_image_rope in their
                    manifest: gcu and ascend, whose stacks serve (gcu) or
                    build (ascend) diffusers' complex rotary operands badly).
@@ -63,6 +65,8 @@ def activate() -> list[str]:
     if not _env.get("FLAGOS_DISABLE_FLEX_ATTENTION_COMPAT"):
         names.append("flex_attention")
     names.append("hub_kernels")
+    if has_device:
+        names.append("data_parallel")
     if (_manifest.declared(_plugin, "compat", "qwen_image_rope", bool, False)
             and not _env.get("FLAGOS_DISABLE_QWENIMAGE_ROPE")):
         names.append("qwen_image_rope")
@@ -99,6 +103,9 @@ def _install(names: list[str]) -> None:
     if "flex_attention" in names:
         from torch_fl.compat import flex_attention
         after_import("torch.nn.attention.flex_attention", flex_attention.relax_device_gate)
+    if "data_parallel" in names:
+        from torch_fl.compat import data_parallel
+        after_import(data_parallel.MODULE, data_parallel.install)
     if "hub_kernels" in names:
         from torch_fl.compat import hub_kernels
         after_import(hub_kernels.MODULE, hub_kernels.install)

@@ -122,4 +122,7 @@ def install() -> list[str]:
     # this first and would take "cuda" from the shim's is_available(); the
     # tensors it then meets are flagos'.
     torch._utils._get_available_device_type = lambda: "flagos"
+    from torch_fl.compat import nvtx_ranges
+
+    nvtx_ranges.install()
     return sorted(_replaced)
