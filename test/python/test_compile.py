@@ -61,6 +61,16 @@ def test_default_compile_of_an_mlp_matches_eager_and_returns_flagos_tensors():
     torch.testing.assert_close(out.cpu(), mlp(x).cpu())
 
 
+def test_a_compiled_function_that_moves_cpu_inputs_to_flagos():
+    # No flagos input: the graph's own values (Dynamo's example values) name
+    # the device, and a train step that moves its batch compiles.
+    step = torch.compile(lambda batch, w: (batch.to("flagos") @ w).relu().sum(), fullgraph=True)
+    batch, w = torch.randn(4, 3), torch.randn(3, 2)
+    out = step(batch, w.to("flagos"))
+    assert out.device.type == "flagos"
+    torch.testing.assert_close(out.cpu(), (batch @ w).relu().sum())
+
+
 def test_results_are_flagos_memory_not_copies():
     # An output that is a view of an input shares the input's flagos storage.
     x = torch.randn(8, 8, device="flagos")

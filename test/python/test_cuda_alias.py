@@ -178,6 +178,24 @@ def test_torch_compile_applies_the_default_device_to_wrapped_factories():
     assert "'cuda_alias'" in got.stdout and got.stdout.strip().endswith("[2.0, 2.0, 2.0] flagos:0")
 
 
+def test_cuda_means_flagos_inside_compiled_code_too():
+    code = textwrap.dedent("""
+        import torch, torch_fl
+
+        @torch.compile(fullgraph=True)
+        def step(x):
+            y = x.to("cuda") + torch.zeros(x.shape, device="cuda") + torch.arange(4, device=torch.device("cuda", 0))
+            return y.new_ones(2, device="cuda").sum() + y
+
+        out = step(torch.ones(4))
+        print(out.device, out.tolist())
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGOS_") or k == "FLAGOS_PLUGIN"}
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert got.stdout.strip().splitlines()[-1] == "flagos:0 [3.0, 4.0, 5.0, 6.0]"
+
+
 def test_torchscript_compiles_calls_to_the_wrapped_factories(tmp_path):
     # TorchScript reads a function's source (so a file, not -c) and must take
     # a wrapped factory for the aten op it wraps.

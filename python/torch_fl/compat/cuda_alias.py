@@ -57,12 +57,10 @@ def _flagos(device):
 def _with_device_keyword(fn, method: str | None = None):
     @functools.wraps(fn)
     def aliased(*args, **kwargs):
-        if torch.compiler.is_compiling():  # Dynamo traces torch's own call
-            if method is not None:
-                return getattr(super(torch.Tensor, args[0]), method)(*args[1:], **kwargs)
-            return fn(*args, **kwargs)
         if "device" in kwargs:
             kwargs["device"] = _flagos(kwargs["device"])
+        if method is not None and torch.compiler.is_compiling():  # the form Dynamo maps to the method
+            return getattr(super(torch.Tensor, args[0]), method)(*args[1:], **kwargs)
         return fn(*args, **kwargs)
 
     return aliased
@@ -71,12 +69,12 @@ def _with_device_keyword(fn, method: str | None = None):
 def _tensor_to(fn):
     @functools.wraps(fn)
     def to(self, *args, **kwargs):
-        if torch.compiler.is_compiling():  # the form Dynamo maps to the tensor method
-            return super(torch.Tensor, self).to(*args, **kwargs)
         if args and isinstance(args[0], (str, _native_device)):
             args = (_flagos(args[0]),) + args[1:]
         if "device" in kwargs:
             kwargs["device"] = _flagos(kwargs["device"])
+        if torch.compiler.is_compiling():  # the form Dynamo maps to the tensor method
+            return super(torch.Tensor, self).to(*args, **kwargs)
         return fn(self, *args, **kwargs)
 
     return to

@@ -39,8 +39,12 @@ def _flagos_device(example_inputs: Sequence[Any], gm: torch.fx.GraphModule | Non
         if isinstance(x, torch.Tensor) and x.device.type == "flagos":
             return x.device.index or 0
     if gm is not None:
+        # A graph whose inputs are all CPU can still move them to flagos
+        # (x.to("flagos") inside the compiled function): its nodes' fake
+        # values say so, under "val" after AOTAutograd, "example_value" in
+        # Dynamo's graph.
         for node in gm.graph.nodes:
-            val = node.meta.get("val")
+            val = node.meta.get("val", node.meta.get("example_value"))
             if isinstance(val, torch.Tensor) and val.device.type == "flagos":
                 return val.device.index or 0
     return None
