@@ -132,15 +132,19 @@ def run_flagos_copies(tmp_path):
 @pytest.fixture
 def delay():
     """delay(stream, seconds): the plugin's testing hook pauses `stream`, so
-    that work queued behind it is observably pending. Skips where the active
-    plugin has no testing extension."""
+    that work queued behind it is observably pending; every device is idle
+    again after the test. Skips where the active plugin has no testing
+    extension."""
     if not torch_fl._C._testing_has_delay():
         pytest.skip(f"plugin '{PLUGIN['name']}' has no testing extension (stream_enqueue_delay)")
 
     def enqueue(stream: torch.Stream, seconds: float) -> None:
         torch_fl._C._testing_enqueue_delay(stream, int(seconds * 1e6))
 
-    return enqueue
+    yield enqueue
+    # A pause still pending would hold up the next test's streams.
+    for d in range(torch.flagos.device_count()):
+        torch.flagos.synchronize(d)
 
 
 @pytest.fixture

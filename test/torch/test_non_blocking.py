@@ -116,6 +116,7 @@ def test_pinned_source_in_flight_is_not_reused(delay):
 
 @pytest.mark.two_devices
 def test_asynchronous_copy_to_the_second_device(delay):
+    F.synchronize(0)  # idle before: what follows must queue nothing there
     src = torch.randn(N).pin_memory()
     stream = F.current_stream(1)
     delay(stream, DELAY)
