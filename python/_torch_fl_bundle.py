@@ -24,21 +24,16 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
 import sys
 from pathlib import Path
 
-TRUE_WORDS = ("1", "true", "on", "yes")  # the registry's boolean words
+from _torch_fl_startup import switched_on as _on
 
 path: Path | None = None  # the bundle.json acted on
 record: dict = {}         # its contents
 loaded: list[str] = []    # the libraries loaded, in order
 error: str | None = None  # why nothing (or not everything) was loaded
 note: str | None = None   # a check its skip variable let pass
-
-
-def _on(variable: str) -> bool:
-    return os.environ.get(variable, "").strip().lower() in TRUE_WORDS
 
 
 def _installed_torch() -> Path | None:
@@ -61,8 +56,9 @@ def _base(version: str | None) -> str | None:
     return version.split("+", 1)[0] if version else None
 
 
-def _refusal() -> str | None:
-    """Why this bundle must not load here, or None."""
+def _refusal(torch_dir: Path | None) -> str | None:
+    """Why this bundle must not load here, under the torch installed at
+    `torch_dir`, or None."""
     where = f"{path.parent}"
     vendor = record.get("vendor", "?")
     if "torch" in sys.modules:
@@ -73,7 +69,6 @@ def _refusal() -> str | None:
         return (f"[flagos] {core_var}={int(_on(core_var))} at start-up, but {where} was built with "
                 f"{core_var}={built} ({'the vendor core' if built else 'device libraries only'}); the two must "
                 f"match: {'export ' + core_var + '=1' if built else 'unset ' + core_var} or rebuild the plugin wheel")
-    torch_dir = _installed_torch()
     if torch_dir is None:
         return f"[flagos] {where}: no torch is installed for the {vendor} bundle to load under"
     installed, bundled = _version(torch_dir), record.get("torch_version")
@@ -121,10 +116,11 @@ def load(bundle: Path) -> None:
     except (OSError, ValueError) as exc:
         error = f"[flagos] {bundle}: unreadable ({exc})"
         return
-    error = _refusal()
+    torch_dir = _installed_torch()
+    error = _refusal(torch_dir)
     if error:
         return
-    torch_lib = _installed_torch() / "lib"
+    torch_lib = torch_dir / "lib"
     order = [torch_lib / n for n in record.get("from_installed_torch", [])]
     order += [bundle.parent / n for n in record.get("libraries", [])]
     for lib in order:

@@ -4,7 +4,7 @@ build: CMake runs ``python -m tools.build_config write`` at configure time."""
 
 from tools.build_config.resolve import (ACCELERATORS, BUILD_SWITCHES, KERNEL_SWITCHES,
                                         PRERELEASE_RE, BuildConfigError, Resolved,
-                                        load_platforms, parse_bool, resolve)
+                                        load_platforms, parse_bool, resolve, switch_on)
 
 __all__ = ["ACCELERATORS", "BUILD_SWITCHES", "KERNEL_SWITCHES", "PRERELEASE_RE",
-           "BuildConfigError", "Resolved", "load_platforms", "parse_bool", "resolve"]
+           "BuildConfigError", "Resolved", "load_platforms", "parse_bool", "resolve", "switch_on"]

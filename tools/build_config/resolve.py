@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import platform
 import re
 from dataclasses import dataclass, field
@@ -181,6 +182,16 @@ def parse_bool(name: str, text: str, warnings: list[str]) -> bool | None:
     warnings.append(f"[flagos] {name}={text!r} is not a boolean (1/true/on/yes or "
                     f"0/false/off/no); using the default")
     return None
+
+
+def switch_on(name: str) -> bool:
+    """A boolean variable of the environment, off when unset; a value that is
+    not a boolean is off after its one [flagos] line on stderr."""
+    warnings: list[str] = []
+    on = parse_bool(name, os.environ.get(name, "0"), warnings)
+    for line in warnings:
+        print(line, file=sys.stderr)
+    return bool(on)
 
 
 def _parse_jobs(name: str, text: str, warnings: list[str]) -> int | None:

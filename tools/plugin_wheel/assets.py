@@ -20,7 +20,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from tools.build_config import parse_bool
+from tools.build_config import switch_on
 
 DEFAULT_DIR = ".libtorch_cuda_assets"
 
@@ -45,11 +45,7 @@ def bundle(package_dir: Path, name: str, root: Path) -> list[str]:
     with open(manifest, "rb") as f:
         assets = tomllib.load(f).get("assets", {})
     libraries = list(assets.get("libraries", []))
-    warnings: list[str] = []
-    skip = parse_bool("FLAGOS_SKIP_CUDA_ASSETS", os.environ.get("FLAGOS_SKIP_CUDA_ASSETS", "0"), warnings)
-    for line in warnings:
-        print(line, file=sys.stderr)
-    if not libraries or skip:
+    if not libraries or switch_on("FLAGOS_SKIP_CUDA_ASSETS"):
         return []
     sources = _sources(root, assets.get("wheel_folder"))
     target = package_dir / f"{name}_assets"

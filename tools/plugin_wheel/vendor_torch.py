@@ -26,7 +26,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from tools.build_config import parse_bool
+from tools.build_config import switch_on
 
 from .elf_needed import needed
 
@@ -58,14 +58,6 @@ def _spec(package_dir: Path, name: str) -> dict | None:
         return None
     with open(manifest, "rb") as f:
         return tomllib.load(f).get("vendor_torch")
-
-
-def _switch(variable: str) -> bool:
-    warnings: list[str] = []
-    on = parse_bool(variable, os.environ.get(variable, "0"), warnings)
-    for line in warnings:
-        print(line, file=sys.stderr)
-    return on
 
 
 def _load_order(names: list[str], deps: dict[str, list[str]]) -> list[str]:
@@ -102,7 +94,7 @@ def bundle(package_dir: Path, name: str) -> dict | None:
     if not source.is_dir():
         raise BundleError(f"[flagos] plugin_wheel {name}: FLAGOS_VENDOR_TORCH_LIB={given} is not a folder")
     core_switch = spec.get("core", "always")
-    with_core = core_switch == "always" or _switch(core_switch)
+    with_core = core_switch == "always" or switch_on(core_switch)
     device = [n for n in spec["device"] if (source / n).is_file()]
     if not device:
         raise BundleError(f"[flagos] plugin_wheel {name}: FLAGOS_VENDOR_TORCH_LIB={given} holds none of "
