@@ -137,6 +137,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   mirrors.upload();
 
   const size_t num_returns = schema.returns().size();
+  const uint32_t host_returns = foreign.defined() ? routes::host_returns(op) : 0;  // made from host operands
   for (size_t r = 0; r < num_returns; ++r) {
     c10::IValue& out = (*stack)[stack->size() - num_returns + r];
     const int written_arg = written_argument(schema, r);
@@ -144,6 +145,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       out = args[written_arg];  // in-place / out=: the caller's own flagos tensor(s)
       continue;
     }
+    if (r < 32 && (host_returns >> r) & 1) continue;
     size_t element = 0;  // position in a returned list, for per_element
     const bool placed = out.isTensorList() && out.toTensorList().size() == per_element.size();
     out = map_tensors(out, [&](const at::Tensor& host) {

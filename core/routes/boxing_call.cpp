@@ -114,7 +114,8 @@ OpTraits::OpTraits(const c10::OperatorHandle& op)
       draws_default_generator(draws_from_default_generator(op)),
       dropout_arg(dropout_argument(op)),
       spans_devices(::flagos::routes::spans_devices(unqualified(op.schema().name()))),
-      foreign_operands(foreign_operand_rule(op)) {
+      foreign_operands(foreign_operand_rule(op)),
+      host_returns(::flagos::routes::host_returns(op)) {
   const c10::FunctionSchema& schema = op.schema();
   for (size_t r = 0; r < schema.returns().size(); ++r) returns_new_tensors |= written_argument(schema, r) < 0;
 }
@@ -270,6 +271,13 @@ void BoxingCall::sync_back(const Alias& a) const {
   if (flagos->sizes() != a.boxed.sizes() || flagos->strides() != a.boxed.strides() ||
       flagos->storage_offset() != a.boxed.storage_offset())
     flagos->set_sizes_and_strides(a.boxed.sizes(), a.boxed.strides(), a.boxed.storage_offset());
+}
+
+at::Tensor BoxingCall::keep_on_host(const at::Tensor& t) const {
+  if (!t.defined() || !t.device().is_cpu()) return unbox(t);
+  const bool borrowed = target_ == BoxingTarget::Cpu &&
+                        is_flagos_allocation(t.unsafeGetTensorImpl()->unsafe_storage().data_ptr());
+  return borrowed ? t.clone() : t;
 }
 
 at::Tensor BoxingCall::unbox(const at::Tensor& t) const {

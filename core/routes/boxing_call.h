@@ -55,6 +55,8 @@ struct OpTraits {
   bool returns_new_tensors = false;
   // Whether non-flagos tensors may sit beside flagos ones (device_rule.h).
   ForeignOperands foreign_operands = ForeignOperands::Refused;
+  // Returns that stay on the host (device_rule.h's host_returns).
+  uint32_t host_returns = 0;
 
   // For a call given tensors of flagos devices `first` and `other`: throws
   // flagos::Error, in native CUDA's words (code may match them), unless the
@@ -111,6 +113,9 @@ class BoxingCall {
   // (already flagos, CUDA kernels' host-side seeds) are returned as they are.
   // On cuda a result goes to the flagos device over its CUDA device.
   at::Tensor unbox(const at::Tensor& result) const;
+  // A result that stays on the host (OpTraits::host_returns) in ordinary
+  // host memory: the CPU target's kernel made it in flagos memory.
+  at::Tensor keep_on_host(const at::Tensor& result) const;
 
   c10::DeviceIndex device() const { return device_; }
   BoxingTarget target() const { return target_; }

@@ -3,7 +3,8 @@
 // flagos too. torch's generated CUDA wrappers require every tensor on one
 // device, except for operators marked `device_check: NoCheck`, which check
 // for themselves: TensorIterator's pointwise ones accept 0-dim CPU tensors,
-// the others (copies, indexing with host indices, ...) take what they take.
+// the others (copies, indexing with host indices, ...) take what they take;
+// so do PackedSequence's, whose lengths and batch sizes live on the host.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -27,6 +28,12 @@ ForeignOperands foreign_operand_rule(const c10::OperatorHandle& op);
 // flagos device `device`, breaks `rule`.
 void check_foreign_operand(ForeignOperands rule, const std::string& name, c10::DeviceIndex device,
                            const at::Tensor& t);
+
+// Returns that live on the host by contract, as on native CUDA, where the
+// kernel makes them there from host operands (PackedSequence's batch sizes
+// and lengths, which torch requires on the CPU): bit r set, return r stays
+// a CPU tensor. 0 for every other operator.
+uint32_t host_returns(const c10::OperatorHandle& op);
 
 // The operand a rule is checked against, of those seen: a non-flagos tensor
 // that is not a Python scalar, one of more than 0 dimensions first.
