@@ -1,5 +1,5 @@
 """python -m tools.bench [--repeats N] [--json PATH] [--no-strict]
-python -m tools.bench --distributed [--repeats N] [--json PATH]  (tools/bench/distributed.py)
+python -m tools.bench --distributed [--repeats N] [--json PATH] [--tiers T ...]  (tools/bench/distributed.py)
 
 Times each case on native CPU and on flagos in the same process (interleaved,
 see timing.py) and prints a markdown table: per-op overhead of a tiny op in

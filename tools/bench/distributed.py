@@ -1,17 +1,20 @@
-"""python -m tools.bench --distributed [--repeats N] [--json PATH]
+"""python -m tools.bench --distributed [--repeats N] [--json PATH] [--tiers T ...]
 
 The "flagos" backend against native gloo on CPU tensors, two ranks on this
 machine, same run: all_reduce bus bandwidth from 1 KiB to 256 MiB and one
 DDP training step. Each tier runs in its own pair of processes (the host
 plugin as it is: its communicator; with collectives=0: gloo-zero-copy; with
 strict=1 as well: gloo-staged), and each measures its own native baseline,
-interleaved with it (timing.py).
+interleaved with it (timing.py). The zero-copy tier's processes also time
+native gloo against a second native gloo group the same way: that ratio,
+1.0 but for this machine's noise, is the spread any tier's ratio carries.
 
 Bus bandwidth is NCCL's convention: bytes * 2 (n - 1) / n / seconds."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -25,6 +28,7 @@ TIERS = {"communicator": {},
          "gloo-zero-copy": {"FLAGOS_PLUGIN_OPTIONS": "collectives=0"},
          "gloo-staged": {"FLAGOS_PLUGIN_OPTIONS": "strict=1,collectives=0"}}
 WORLD = 2
+GLOO_CONTROL_TIER = "gloo-zero-copy"  # its processes also run the native-vs-native control
 
 
 def _iterations(nbytes: int) -> int:
@@ -32,7 +36,7 @@ def _iterations(nbytes: int) -> int:
     return max(3, min(200, (64 << 20) // nbytes))
 
 
-def _rank_main(repeats: int) -> None:
+def _rank_main(repeats: int, control: bool) -> None:
     import torch
     import torch.distributed as dist
     import torch.nn as nn
@@ -42,23 +46,30 @@ def _rank_main(repeats: int) -> None:
 
     dist.init_process_group("flagos", timeout=timedelta(seconds=600))
     rank = dist.get_rank()
+    # "cpu#2": native gloo again, in a group of its own (the control).
     groups = {"cpu": dist.new_group(backend="cpu:gloo"), "flagos": dist.group.WORLD}
+    if control:
+        groups["cpu#2"] = dist.new_group(backend="cpu:gloo")
+
+    def timer(run, key: str) -> float:
+        return timing.wall_clock(run, key.split("#")[0])
 
     def all_reduce(nbytes: int):
-        def workload(device: str):
-            t = torch.ones(nbytes // 4, device=device)
+        def workload(key: str):
+            t = torch.ones(nbytes // 4, device=key.split("#")[0])
             n = _iterations(nbytes)
 
             def run():
                 for _ in range(n):
-                    dist.all_reduce(t, group=groups[device])
+                    dist.all_reduce(t, group=groups[key])
             return run, n
         return workload
 
-    def ddp_step(device: str):
+    def ddp_step(key: str):
+        device = key.split("#")[0]
         torch.manual_seed(0)
         model = nn.Sequential(*[nn.Sequential(nn.Linear(512, 512), nn.ReLU()) for _ in range(4)]).to(device)
-        ddp = nn.parallel.DistributedDataParallel(model, process_group=groups[device])
+        ddp = nn.parallel.DistributedDataParallel(model, process_group=groups[key])
         opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
         x = torch.randn(32, 512, device=device)
 
@@ -68,19 +79,32 @@ def _rank_main(repeats: int) -> None:
             opt.step()
         return run, 1
 
+    def control_ratio(workload, warmup: int = 1) -> dict:
+        if not control:
+            return {}
+        return {"control": timing.compare(workload, repeats, warmup, devices=("cpu", "cpu#2"), timer=timer)["ratio"]}
+
+    # Ratios are medians of the interleaved pairs' ratios (timing.compare).
     rows = []
     for nbytes in SIZES:
         r = timing.compare(all_reduce(nbytes), repeats)
+        c = control_ratio(all_reduce(nbytes))
         bus = nbytes * 2 * (WORLD - 1) / WORLD
         rows.append({"case": f"all_reduce {_size(nbytes)}", "unit": "GB/s",
                      "cpu": bus / r["cpu_s"] / 1e9, "flagos": bus / r["flagos_s"] / 1e9,
-                     "ratio": r["cpu_s"] / r["flagos_s"]})
+                     "ratio": 1 / r["ratio"], **{k: 1 / v for k, v in c.items()}})
     r = timing.compare(ddp_step, repeats, warmup=3)
     rows.append({"case": "DDP step (4x Linear 512, batch 32)", "unit": "ms", "cpu": r["cpu_s"] * 1e3,
-                 "flagos": r["flagos_s"] * 1e3, "ratio": r["ratio"]})
+                 "flagos": r["flagos_s"] * 1e3, "ratio": r["ratio"], **control_ratio(ddp_step, warmup=3)})
     if rank == 0:
         print(json.dumps({"machine": machine.describe(), "tier": torch_fl.distributed.tier(), "rows": rows}))
     dist.destroy_process_group()
+
+
+def _bytes(case: str) -> int:
+    """"all_reduce 4 MiB" -> 4194304."""
+    number, unit = case.split()[-2:]
+    return int(number) << (20 if unit == "MiB" else 10)
 
 
 def _size(nbytes: int) -> str:
@@ -93,14 +117,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _run_tier(extra_env: dict[str, str], repeats: int) -> dict:
+def _run_tier(extra_env: dict[str, str], repeats: int, control: bool) -> dict:
     port = str(_free_port())
     procs = []
     for rank in range(WORLD):
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), **extra_env, RANK=str(rank), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(rank),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
         procs.append(subprocess.Popen([sys.executable, "-m", "tools.bench.distributed", "--rank",
-                                       "--repeats", str(repeats)], cwd=ROOT, env=env,
+                                       "--repeats", str(repeats), *(["--control"] if control else [])],
+                                      cwd=ROOT, env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate() for p in procs]
     for p, (_, err) in zip(procs, outs):
@@ -122,12 +147,28 @@ def table(results: dict[str, dict]) -> str:
         f"{t} | {t} vs native" for t in tiers) + " |")
     lines.append("|---|---|---:|" + "---:|---:|" * len(tiers))
     rows = [r["rows"] for r in results.values()]
+    controls = [r[i].get("control") for r in rows for i in range(len(rows[0]))]
+    with_control = any(c is not None for c in controls)
+    if with_control:
+        lines[-2] += " native gloo vs native gloo |"
+        lines[-1] += "---:|"
     for i, row in enumerate(rows[0]):
         cells = [f"{r[i]['flagos']:.3g} | {r[i]['ratio']:.2f}×" for r in rows]
-        lines.append(f"| {row['case']} | {row['unit']} | {row['cpu']:.3g} | " + " | ".join(cells) + " |")
+        control = next((r[i]["control"] for r in rows if r[i].get("control") is not None), None)
+        extra = f" {control:.2f}× |" if with_control and control is not None else (" |" if with_control else "")
+        lines.append(f"| {row['case']} | {row['unit']} | {row['cpu']:.3g} | " + " | ".join(cells) + " |" + extra)
     lines.append("")
     lines.append(f"The native column is the {tiers[0]} run's own baseline; each tier's ratio is "
-                 "against the baseline measured in its own processes.")
+                 "against the baseline measured in its own processes, the median of the interleaved "
+                 "pairs' ratios.")
+    if with_control:
+        lines.append("The last column times native gloo against a second native gloo group the same way "
+                     f"(in the {GLOO_CONTROL_TIER} processes): its spread around 1.00× is this machine's noise.")
+    big = [r for r in rows[tiers.index(GLOO_CONTROL_TIER)] if r["unit"] == "GB/s" and _bytes(r["case"]) >= 1 << 20] \
+        if GLOO_CONTROL_TIER in tiers else []
+    if big:
+        mean = math.exp(sum(math.log(r["ratio"]) for r in big) / len(big))
+        lines.append(f"{GLOO_CONTROL_TIER} at >= 1 MiB, geometric mean over the sizes: {mean:.2f}×.")
     return "\n".join(lines)
 
 
@@ -136,15 +177,19 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench --distributed")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--tiers", nargs="+", choices=list(TIERS), default=list(TIERS),
+                        help="which tiers to run (default: all)")
     parser.add_argument("--rank", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--control", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rank:
-        _rank_main(args.repeats)
+        _rank_main(args.repeats, args.control)
         return 0
     results = {}
-    for tier, env in TIERS.items():
+    for tier in args.tiers:
+        env = TIERS[tier]
         print(f"  {tier} ...", file=sys.stderr, flush=True)
-        results[tier] = _run_tier(env, args.repeats)
+        results[tier] = _run_tier(env, args.repeats, control=tier == GLOO_CONTROL_TIER)
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
