@@ -7,6 +7,9 @@ prints "ok <what>" lines and exits 0, or raises.
   tensor with torch's error, as plain gloo does;
 - mesh: init_device_mesh("flagos", ...) with no group yet, a collective over
   the mesh's group, and the tier of each group;
+- default: init_process_group() with no backend serves flagos and CPU
+  tensors, and DDP trains over it (torch gives the group gloo as its default
+  backend, which DDP asks for);
 - dead-peer: rank 1 exits without joining a collective; rank 0 must fail with
   an error (at once on gloo, at the 4 s timeout on a communicator) instead
   of hanging;
@@ -66,6 +69,21 @@ def mesh(rank, world):
           f"tier {torch_fl.distributed.tier(m.get_group())}")
 
 
+def default(rank, world):
+    dist.init_process_group(timeout=timedelta(seconds=60))
+    t = torch.full((3,), float(rank + 1), device=FLAGOS)
+    dist.all_reduce(t)
+    c = torch.full((2,), rank + 1)
+    dist.all_reduce(c)
+    assert t.cpu().tolist() == [3.0] * 3 and c.tolist() == [3, 3], (t, c)
+    torch.manual_seed(0)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2).to(FLAGOS))
+    model(torch.full((2, 4), float(rank), device=FLAGOS)).sum().backward()
+    grad = model.module.weight.grad.cpu()
+    assert torch.allclose(grad, torch.full((2, 4), sum(range(world)) / world * 2)), grad
+    print(f"ok no backend: flagos and cpu tensors, DDP, tier {torch_fl.distributed.tier()}")
+
+
 def lost_collective():
     """A collective the peer never joins, then a blocking one: on the gloo
     tiers the first raises; on a communicator the first only orders the
@@ -107,7 +125,8 @@ def silent_peer(rank, world):
     raise AssertionError("collectives without the peer returned")
 
 
-SCENARIOS = {"redirect": redirect, "redirect-off": redirect_off, "mesh": mesh, "dead-peer": dead_peer,
+SCENARIOS = {"redirect": redirect, "redirect-off": redirect_off, "mesh": mesh, "default": default,
+             "dead-peer": dead_peer,
              "silent-peer": silent_peer}
 
 if __name__ == "__main__":

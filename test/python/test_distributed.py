@@ -92,6 +92,12 @@ def test_device_mesh_and_default_backend():
 
 
 @pytest.mark.parametrize("case", ["communicator", "gloo-zero-copy"])
+def test_no_backend_serves_both_device_types_and_ddp(case):
+    ranks = run_ranks("scenarios.py", ["default"], TIERS[case])
+    assert f"ok no backend: flagos and cpu tensors, DDP, tier {case}" in ranks[0].stdout, ranks[0].stdout
+
+
+@pytest.mark.parametrize("case", ["communicator", "gloo-zero-copy"])
 @pytest.mark.parametrize("scenario", ["dead-peer", "silent-peer"])
 def test_lost_peer_fails_the_collective_instead_of_hanging(scenario, case):
     ranks = run_ranks("scenarios.py", [scenario], TIERS[case], timeout=60)

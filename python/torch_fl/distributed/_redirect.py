@@ -5,12 +5,15 @@ the process accelerator is flagos:
 - "gloo" (FLAGOS_DIST_REDIRECT_GLOO on, the default) becomes
   "cpu:gloo,flagos:flagos": CPU tensors keep gloo, flagos tensors get the
   flagos backend instead of gloo's "unsupported device type flagos";
-- no backend at all becomes "flagos", which serves CPU tensors as well (torch
-  alone would map only the accelerator's device type).
+- no backend at all becomes the same "cpu:gloo,flagos:flagos", as torch
+  makes "cpu:gloo,cuda:nccl" of it on CUDA (torch alone would map only the
+  accelerator's device type). torch then gives such a group gloo as its
+  default backend (what DDP's logger and getDefaultBackend ask for), so gloo
+  must be one of its backends.
 Where FlagCX's torch plugin is to serve the group's flagos tensors (the
-flagcx tier), "flagos" and no backend become "cpu:gloo,flagos:flagos" too:
-FlagCX takes no CPU tensors, and torch builds a "flagos"-only group's backend
-once for both device types.
+flagcx tier), "flagos" becomes "cpu:gloo,flagos:flagos" too: FlagCX takes no
+CPU tensors, and torch builds a "flagos"-only group's backend once for both
+device types.
 The group keeps the name it was asked for (dist.get_backend still says "gloo").
 """
 
@@ -39,7 +42,7 @@ def resolve(backend: str) -> str:
     if not _accelerator_is_flagos():
         return backend
     if name == c10d.Backend.UNDEFINED:
-        return _SPLIT if _tiers.flagcx_wanted() else "flagos"
+        return _SPLIT
     if name == "gloo" and _env.get("FLAGOS_DIST_REDIRECT_GLOO"):
         return _SPLIT
     return backend
