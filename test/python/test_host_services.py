@@ -77,3 +77,17 @@ def test_known_options_log_nothing():
     proc = run_python("import torch, torch_fl; torch.zeros(1, device='flagos')",
                       env={"FLAGOS_PLUGIN": "host", "FLAGOS_PLUGIN_OPTIONS": "devices=2,memory_mb=64"}, check=True)
     assert flagos_lines(proc.stderr) == [], proc.stderr
+
+
+def test_plugins_probed_but_not_selected_keep_their_lines(built_accelerators):
+    # Options meant for the host plugin: an accelerator plugin that is loaded
+    # only to count its (zero) devices has nothing to tell the user.
+    if not built_accelerators:
+        pytest.skip("no accelerator plugin in this build to probe")
+    env = {"FLAGOS_PLUGIN_OPTIONS": "memory_mb=64"}
+    proc = run_python("import torch, torch_fl; print(torch_fl.plugin_info()['name'])", env=env, check=True)
+    assert proc.stdout.split()[-1] == "host" and flagos_lines(proc.stderr) == [], proc.stderr
+    proc = run_python("import torch, torch_fl", env={**env, "FLAGOS_LOG": "plugin"}, check=True)
+    held = [line for line in flagos_lines(proc.stderr) if line.endswith("(while probed; not selected)")]
+    assert any(f"plugin {name}: option 'memory_mb' is not one of this plugin's" in line
+               for line in held for name in built_accelerators), proc.stderr

@@ -4,7 +4,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
+#include "diag/channels.h"
 #include "diag/log.h"
 
 namespace flagos::plugin {
@@ -16,6 +19,10 @@ std::atomic<const WorkspaceMemory*> g_memory{nullptr};
 struct Context {
   std::string plugin;
   mutable std::atomic<bool> oom_logged{false};
+  // Lines held while the plugin is only probed (hold_log).
+  mutable std::mutex held_mutex;
+  mutable bool holding = false;
+  mutable std::vector<std::pair<int32_t, std::string>> held;
 };
 
 const Context& context_of(void* context) { return *static_cast<const Context*>(context); }
@@ -60,11 +67,7 @@ flagos_status_t record_stream(void* context, void* ptr, flagos_stream_t stream) 
   return reported(context, "record_stream", memory->record_stream(ptr, stream, &why), why);
 }
 
-void log(void* context, int32_t level, const char* message) {
-  if (!message || !*message) return;
-  std::string_view text(message);
-  text = text.substr(0, text.find('\n'));
-  const std::string line = "plugin " + context_of(context).plugin + ": " + diag::one_line(text);
+void say(int32_t level, const std::string& line) {
   if (level >= FLAGOS_LOG_LEVEL_ERROR) {
     diag::error(line);
   } else if (level == FLAGOS_LOG_LEVEL_WARNING) {
@@ -74,7 +77,50 @@ void log(void* context, int32_t level, const char* message) {
   }
 }
 
+void log(void* context, int32_t level, const char* message) {
+  if (!message || !*message) return;
+  std::string_view text(message);
+  text = text.substr(0, text.find('\n'));
+  const Context& c = context_of(context);
+  std::string line = "plugin " + c.plugin + ": " + diag::one_line(text);
+  {
+    std::lock_guard<std::mutex> hold(c.held_mutex);
+    if (c.holding) {
+      c.held.emplace_back(level, std::move(line));
+      return;
+    }
+  }
+  say(level, line);
+}
+
+const Context& context_named(const std::string& plugin_name) {
+  return context_of(host_services(plugin_name)->context);
+}
+
 }  // namespace
+
+void hold_log(const std::string& plugin_name) {
+  const Context& c = context_named(plugin_name);
+  std::lock_guard<std::mutex> hold(c.held_mutex);
+  c.holding = true;
+}
+
+void release_log(const std::string& plugin_name, bool selected) {
+  const Context& c = context_named(plugin_name);
+  std::vector<std::pair<int32_t, std::string>> lines;
+  {
+    std::lock_guard<std::mutex> hold(c.held_mutex);
+    c.holding = false;
+    lines.swap(c.held);
+  }
+  for (const auto& [level, line] : lines) {
+    if (selected) {
+      say(level, line);
+    } else if (diag::channel_enabled("plugin")) {
+      diag::info(line + " (while probed; not selected)");
+    }
+  }
+}
 
 void lend_workspace_memory(const WorkspaceMemory* memory) {
   g_memory.store(memory, std::memory_order_release);

@@ -25,6 +25,14 @@ struct WorkspaceMemory {
 // one made before the memory is taken back answers FLAGOS_ERROR_UNSUPPORTED.
 void lend_workspace_memory(const WorkspaceMemory* memory);
 
+// While a plugin is only probed (loaded during the implicit selection to
+// count its devices), its log lines are held: a plugin not selected has
+// nothing to tell the user (say, that an option meant for the selected one is
+// not its own). release_log says the held lines if `selected`, else only
+// under FLAGOS_LOG=plugin. Thread-safe.
+void hold_log(const std::string& plugin_name);
+void release_log(const std::string& plugin_name, bool selected);
+
 // The services table for the plugin named `plugin_name`: made on first use,
 // kept for the process (plugins keep the pointer). Thread-safe.
 const flagos_host_services_t* host_services(const std::string& plugin_name);

@@ -152,16 +152,20 @@ std::shared_ptr<const Plugin> select_implicit(const std::vector<Candidate>& foun
       tried += (tried.empty() ? "" : ", ") + c.name + ": " + c.unavailable;
       continue;
     }
+    hold_log(c.name);
     try {
       auto plugin = load(c, options);
       const int32_t count = plugin->device_count();
       if (count > 0) {
+        release_log(c.name, /*selected=*/true);
         selection = "the first accelerator plugin that found a device";
         if (diag::channel_enabled("plugin")) diag::info("plugin: " + c.name + " (" + selection + ")");
         return plugin;
       }
+      release_log(c.name, /*selected=*/false);
       tried += (tried.empty() ? "" : ", ") + c.name + ": 0 devices";
     } catch (const Error& e) {
+      release_log(c.name, /*selected=*/false);
       diag::warn_once("skip:" + c.path, e.detail() + "; skipping it");
       tried += (tried.empty() ? "" : ", ") + c.name + ": failed to load";
     }
