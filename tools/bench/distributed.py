@@ -90,7 +90,7 @@ def _rank_main(repeats: int, control: bool) -> None:
         r = timing.compare(all_reduce(nbytes), repeats)
         c = control_ratio(all_reduce(nbytes))
         bus = nbytes * 2 * (WORLD - 1) / WORLD
-        rows.append({"case": f"all_reduce {_size(nbytes)}", "unit": "GB/s",
+        rows.append({"case": f"all_reduce {_size(nbytes)}", "unit": "GB/s", "bytes": nbytes,
                      "cpu": bus / r["cpu_s"] / 1e9, "flagos": bus / r["flagos_s"] / 1e9,
                      "ratio": 1 / r["ratio"], **{k: 1 / v for k, v in c.items()}})
     r = timing.compare(ddp_step, repeats, warmup=3)
@@ -99,12 +99,6 @@ def _rank_main(repeats: int, control: bool) -> None:
     if rank == 0:
         print(json.dumps({"machine": machine.describe(), "tier": torch_fl.distributed.tier(), "rows": rows}))
     dist.destroy_process_group()
-
-
-def _bytes(case: str) -> int:
-    """"all_reduce 4 MiB" -> 4194304."""
-    number, unit = case.split()[-2:]
-    return int(number) << (20 if unit == "MiB" else 10)
 
 
 def _size(nbytes: int) -> str:
@@ -147,27 +141,24 @@ def table(results: dict[str, dict]) -> str:
         f"{t} | {t} vs native" for t in tiers) + " |")
     lines.append("|---|---|---:|" + "---:|---:|" * len(tiers))
     rows = [r["rows"] for r in results.values()]
-    controls = [r[i].get("control") for r in rows for i in range(len(rows[0]))]
-    with_control = any(c is not None for c in controls)
-    if with_control:
+    # The control tier's processes time native gloo against native gloo too.
+    control = results[GLOO_CONTROL_TIER]["rows"] if GLOO_CONTROL_TIER in results else None
+    if control:
         lines[-2] += " native gloo vs native gloo |"
         lines[-1] += "---:|"
     for i, row in enumerate(rows[0]):
         cells = [f"{r[i]['flagos']:.3g} | {r[i]['ratio']:.2f}×" for r in rows]
-        control = next((r[i]["control"] for r in rows if r[i].get("control") is not None), None)
-        extra = f" {control:.2f}× |" if with_control and control is not None else (" |" if with_control else "")
+        extra = f" {control[i]['control']:.2f}× |" if control else ""
         lines.append(f"| {row['case']} | {row['unit']} | {row['cpu']:.3g} | " + " | ".join(cells) + " |" + extra)
     lines.append("")
     lines.append(f"The native column is the {tiers[0]} run's own baseline; each tier's ratio is "
                  "against the baseline measured in its own processes, the median of the interleaved "
                  "pairs' ratios.")
-    if with_control:
+    if control:
         lines.append("The last column times native gloo against a second native gloo group the same way "
                      f"(in the {GLOO_CONTROL_TIER} processes): its spread around 1.00× is this machine's noise.")
-    big = [r for r in rows[tiers.index(GLOO_CONTROL_TIER)] if r["unit"] == "GB/s" and _bytes(r["case"]) >= 1 << 20] \
-        if GLOO_CONTROL_TIER in tiers else []
-    if big:
-        mean = math.exp(sum(math.log(r["ratio"]) for r in big) / len(big))
+        big = [r["ratio"] for r in control if r.get("bytes", 0) >= 1 << 20]
+        mean = math.exp(sum(map(math.log, big)) / len(big))
         lines.append(f"{GLOO_CONTROL_TIER} at >= 1 MiB, geometric mean over the sizes: {mean:.2f}×.")
     return "\n".join(lines)
 
