@@ -145,7 +145,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       out = args[written_arg];  // in-place / out=: the caller's own flagos tensor(s)
       continue;
     }
-    if (r < 32 && (host_returns >> r) & 1) continue;
+    if (routes::stays_on_host(host_returns, r)) continue;
     size_t element = 0;  // position in a returned list, for per_element
     const bool placed = out.isTensorList() && out.toTensorList().size() == per_element.size();
     out = map_tensors(out, [&](const at::Tensor& host) {

@@ -51,8 +51,8 @@ void run_boxed(BoxingTarget kind, const BoxingPlan& plan, torch::jit::Stack* sta
       out = originals[plan.return_of[r]];
     } else if (out.isTensor()) {
       require_strided_result(plan.traits.name, out.toTensor());
-      out = r < 32 && (plan.traits.host_returns >> r) & 1 ? call.keep_on_host(out.toTensor())
-                                                 : call.unbox(std::move(out).toTensor());
+      out = stays_on_host(plan.traits.host_returns, r) ? call.keep_on_host(out.toTensor())
+                                                      : call.unbox(std::move(out).toTensor());
     } else {
       out = map_tensors(out, [&](const at::Tensor& t) {
         require_strided_result(plan.traits.name, t);

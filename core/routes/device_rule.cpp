@@ -18,30 +18,45 @@ const std::unordered_set<std::string_view>& ops_without_device_check() {
 }
 
 // PackedSequence's kernels (CompositeExplicitAutograd: no CUDA wrapper checks
-// them) take its lengths and batch sizes on the host by contract.
-bool packed_sequence_op(std::string_view key) {
-  for (std::string_view op : {"_pack_padded_sequence", "_pack_padded_sequence.out",
-                              "_pack_padded_sequence_backward", "_pad_packed_sequence"})
-    if (key == op) return true;
-  return false;
+// them) take its lengths and batch sizes on the host by contract, and return
+// them there: (data, batch_sizes), (padded, lengths).
+struct PackedSequenceOp {
+  std::string_view key;
+  uint32_t host_returns;
+};
+constexpr PackedSequenceOp kPackedSequenceOps[] = {
+    {"_pack_padded_sequence", 1u << 1},
+    {"_pack_padded_sequence.out", 0},
+    {"_pack_padded_sequence_backward", 0},
+    {"_pad_packed_sequence", 1u << 1},
+};
+
+// "add.Tensor" for aten::add.Tensor.
+std::string op_key(const c10::OperatorHandle& op) {
+  const c10::OperatorName& name = op.schema().operator_name();
+  std::string key = name.name.substr(name.name.find("::") + 2);
+  if (!name.overload_name.empty()) key += "." + name.overload_name;
+  return key;
+}
+
+const PackedSequenceOp* packed_sequence_op(std::string_view key) {
+  for (const PackedSequenceOp& op : kPackedSequenceOps)
+    if (op.key == key) return &op;
+  return nullptr;
 }
 
 }  // namespace
 
 ForeignOperands foreign_operand_rule(const c10::OperatorHandle& op) {
-  const c10::OperatorName& name = op.schema().operator_name();
-  std::string key = name.name.substr(name.name.find("::") + 2);
-  if (!name.overload_name.empty()) key += "." + name.overload_name;
+  const std::string key = op_key(op);
   if (packed_sequence_op(key)) return ForeignOperands::Allowed;
   if (!ops_without_device_check().count(key)) return ForeignOperands::Refused;
   return op.hasTag(at::Tag::pointwise) ? ForeignOperands::ScalarsOnly : ForeignOperands::Allowed;
 }
 
 uint32_t host_returns(const c10::OperatorHandle& op) {
-  const c10::OperatorName& name = op.schema().operator_name();
-  if (name.name == "aten::_pack_padded_sequence" || name.name == "aten::_pad_packed_sequence")
-    return name.overload_name.empty() ? 1u << 1 : 0u;  // (data, batch_sizes), (padded, lengths)
-  return 0;
+  const PackedSequenceOp* packed = packed_sequence_op(op_key(op));
+  return packed ? packed->host_returns : 0;
 }
 
 void check_foreign_operand(ForeignOperands rule, const std::string& name, c10::DeviceIndex device,

@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +35,7 @@ void check_foreign_operand(ForeignOperands rule, const std::string& name, c10::D
 // and lengths, which torch requires on the CPU): bit r set, return r stays
 // a CPU tensor. 0 for every other operator.
 uint32_t host_returns(const c10::OperatorHandle& op);
+inline bool stays_on_host(uint32_t host_returns, size_t r) { return r < 32 && (host_returns >> r) & 1; }
 
 // The operand a rule is checked against, of those seen: a non-flagos tensor
 // that is not a Python scalar, one of more than 0 dimensions first.
